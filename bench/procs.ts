@@ -1,0 +1,115 @@
+// Child processes: one-shot CLI commands and long-running HTTP servers, all bounded in time.
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { createServer } from 'node:net'
+import { READY_TIMEOUT_MS, STOP_TIMEOUT_MS } from './config.js'
+
+export const HOST = '127.0.0.1'
+
+const live = new Set<ChildProcess>()
+
+/** Kills every child still running (used on a crash or on Ctrl-C). */
+export function killAllChildren(): void {
+  for (const child of live) child.kill('SIGKILL')
+  live.clear()
+}
+
+/** Runs `node <script> ...args` to completion and returns its stdout. */
+export function runNode(script: string, args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(process.execPath, [script, ...args], { env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        live.delete(child)
+        if (err) reject(new Error(`node ${[script, ...args].join(' ')} failed: ${err.message}\n${stderr}`))
+        else resolve(stdout)
+      })
+    live.add(child)
+  })
+}
+
+/** Asks the OS for a free TCP port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.once('error', reject)
+    srv.listen(0, HOST, () => {
+      const addr = srv.address()
+      srv.close(() => (addr !== null && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port'))))
+    })
+  })
+}
+
+export interface ServerHandle {
+  readonly label: string
+  readonly baseUrl: string
+  /** Set when the process exited before stop() was called. */
+  unexpectedExit(): string | undefined
+  /** SIGTERM, wait for exit (SIGKILL after STOP_TIMEOUT_MS). Rejects unless it exited 0 on SIGTERM. */
+  stop(): Promise<void>
+}
+
+/**
+ * Spawns `node <script> ...args` as an HTTP server on `port`, waits until `readyPath` answers 200.
+ * The child's output is kept (last 16 KiB) and shown if it fails.
+ */
+export async function startServer(label: string, script: string, args: readonly string[], env: NodeJS.ProcessEnv,
+  port: number, readyPath: string): Promise<ServerHandle> {
+  const child = spawn(process.execPath, [script, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  live.add(child)
+  let output = ''
+  const keep = (chunk: Buffer): void => { output = (output + chunk.toString()).slice(-16_384) }
+  child.stdout?.on('data', keep)
+  child.stderr?.on('data', keep)
+  let exitInfo: string | undefined
+  let stopping = false
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', (code, signal) => {
+      live.delete(child)
+      exitInfo = `exit code ${String(code)}, signal ${String(signal)}`
+      resolve()
+    })
+    child.once('error', (err) => { exitInfo = `spawn error: ${err.message}`; live.delete(child); resolve() })
+  })
+  const baseUrl = `http://${HOST}:${port}`
+  const fail = (why: string): Error => new Error(`${label}: ${why}\n--- ${label} output ---\n${output}`)
+
+  const handle: ServerHandle = {
+    label,
+    baseUrl,
+    unexpectedExit: () => (!stopping && exitInfo !== undefined ? `${exitInfo}\n--- ${label} output ---\n${output}` : undefined),
+    async stop() {
+      if (exitInfo !== undefined && !stopping) throw fail(`exited before stop (${exitInfo})`)
+      stopping = true
+      child.kill('SIGTERM')
+      let timer: NodeJS.Timeout | undefined
+      const timedOut = await Promise.race([
+        exited.then(() => false),
+        new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(true), STOP_TIMEOUT_MS) }),
+      ])
+      clearTimeout(timer)
+      if (timedOut) {
+        child.kill('SIGKILL')
+        await exited
+        throw fail(`did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM (killed)`)
+      }
+      if (child.exitCode !== 0) throw fail(`did not exit cleanly on SIGTERM (${String(exitInfo)})`)
+    },
+  }
+
+  const deadline = Date.now() + READY_TIMEOUT_MS
+  for (;;) {
+    if (exitInfo !== undefined) throw fail(`exited while starting (${exitInfo})`)
+    try {
+      const res = await fetch(baseUrl + readyPath, { signal: AbortSignal.timeout(2_000) })
+      await res.arrayBuffer()
+      if (res.status === 200) return handle
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL')
+      await exited
+      throw fail(`not ready within ${READY_TIMEOUT_MS} ms (GET ${readyPath} never answered 200)`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}

@@ -1,0 +1,109 @@
+// Test data, starting the service / bare server for one run, and checking they answer correctly before load.
+import { randomBytes } from 'node:crypto'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { isDeepStrictEqual } from 'node:util'
+import type { Backend } from './backends.js'
+import { CLI_TIMEOUT_MS, FIRST_PET_ID } from './config.js'
+import { freePort, HOST, runNode, startServer, type ServerHandle } from './procs.js'
+
+export interface Item { petId: number, quantity: number, status: 'available' | 'pending' | 'sold' }
+
+export interface Dataset {
+  items: Item[]
+  /** JSON file in the `import inventory` format. */
+  file: string
+  /** JSON.stringify of the items sorted by petId: what GET /v1/inventory should return. */
+  expectedBody: Buffer
+}
+
+export interface Running {
+  server: ServerHandle
+  token: string
+  /** Stops the server, then frees whatever the run created (database). */
+  stop(): Promise<void>
+}
+
+const READY_PATH = '/v1/openapi.json'
+const STATUSES = ['available', 'pending', 'sold'] as const
+const BARE_SCRIPT = fileURLToPath(new URL('./bare-server.js', import.meta.url))
+
+/** Deterministic inventory: pets FIRST_PET_ID.., pseudo-random quantities and statuses. */
+export async function makeDataset(dir: string, size: number): Promise<Dataset> {
+  let seed = 0x2545f491 ^ size
+  const next = (): number => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return seed }
+  const items: Item[] = []
+  for (let i = 0; i < size; i++) {
+    items.push({ petId: FIRST_PET_ID + i, quantity: next() % 100_000, status: STATUSES[next() % 3] ?? 'available' })
+  }
+  const file = join(dir, `inventory-${size}.json`)
+  await writeFile(file, JSON.stringify(items))
+  return { items, file, expectedBody: Buffer.from(JSON.stringify(items)) }
+}
+
+/** Fresh database, API key, inventory import, then `cli.js serve` until ready. */
+export async function startService(cli: string, backend: Backend, dataset: Dataset, label: string): Promise<Running> {
+  const db = await backend.createDatabase(label)
+  try {
+    const env = { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'warn' }
+    const token = (await runNode(cli, ['keys', 'create', '--name', 'bench'], env, CLI_TIMEOUT_MS)).trim()
+    if (token === '' || /\s/.test(token)) throw new Error(`keys create printed ${JSON.stringify(token)}, expected a token alone`)
+    await runNode(cli, ['import', 'inventory', dataset.file], env, CLI_TIMEOUT_MS)
+    const port = await freePort()
+    const server = await startServer(`service/${backend.name}`, cli, ['serve'],
+      { ...env, PORT: String(port), HOST }, port, READY_PATH)
+    return { server, token, stop: async () => { try { await server.stop() } finally { await db.dispose() } } }
+  } catch (err) {
+    await db.dispose()
+    throw err
+  }
+}
+
+/** bench/bare-server.js serving `dataset`, answering GET with `body` bytes (default: dataset.expectedBody). */
+export async function startBare(dataset: Dataset, dir: string, body: Buffer | undefined): Promise<Running> {
+  const token = randomBytes(24).toString('base64url')
+  const env: NodeJS.ProcessEnv = { ...process.env, HOST, BARE_TOKEN: token, BARE_INVENTORY: dataset.file }
+  if (body !== undefined) {
+    env['BARE_BODY'] = join(dir, `body-${dataset.items.length}.json`)
+    await writeFile(env['BARE_BODY'], body)
+  }
+  const port = await freePort()
+  const server = await startServer('bare', BARE_SCRIPT, [], { ...env, PORT: String(port) }, port, READY_PATH)
+  return { server, token, stop: () => server.stop() }
+}
+
+function pick(value: unknown): unknown {
+  if (!Array.isArray(value)) return value
+  return value.map((v: Partial<Item>) => ({ petId: v.petId, quantity: v.quantity, status: v.status }))
+}
+
+/** GET /v1/inventory once; throws unless it is 200 with exactly the dataset. Returns the body bytes. */
+export async function checkGet(running: Running, dataset: Dataset): Promise<Buffer> {
+  const res = await fetch(`${running.server.baseUrl}/v1/inventory`, {
+    headers: { authorization: `Bearer ${running.token}` }, signal: AbortSignal.timeout(10_000),
+  })
+  const body = Buffer.from(await res.arrayBuffer())
+  if (res.status !== 200) throw new Error(`${running.server.label}: GET /v1/inventory -> ${res.status}: ${body.toString().slice(0, 300)}`)
+  if (!isDeepStrictEqual(pick(JSON.parse(body.toString('utf8'))), dataset.items)) {
+    throw new Error(`${running.server.label}: GET /v1/inventory did not return the imported inventory`)
+  }
+  return body
+}
+
+/** One PATCH of the first pet; throws unless it is 200 with the updated item. */
+export async function checkPatch(running: Running, dataset: Dataset): Promise<void> {
+  const pet = dataset.items[0]
+  if (pet === undefined) throw new Error('empty dataset')
+  const res = await fetch(`${running.server.baseUrl}/v1/inventory/${pet.petId}`, {
+    method: 'PATCH',
+    headers: { authorization: `Bearer ${running.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ quantity: 7 }),
+    signal: AbortSignal.timeout(10_000),
+  })
+  const text = await res.text()
+  const expected = { petId: pet.petId, quantity: 7, status: pet.status }
+  if (res.status !== 200 || !isDeepStrictEqual(pick([JSON.parse(text)]), [expected])) {
+    throw new Error(`${running.server.label}: PATCH /v1/inventory/${pet.petId} -> ${res.status} ${text.slice(0, 300)}, expected 200 ${JSON.stringify(expected)}`)
+  }
+}

@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto'
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { Config } from './config.js'
+import { requireApiKey } from './http/auth.js'
+import { ErrorSchema } from './http/error.schema.js'
+import { registerErrorHandling, sendError } from './http/errors.js'
+import { API_PREFIX, registerOpenApi } from './http/openapi.js'
+import { inventoryMethodNotAllowed, inventoryRoutes } from './inventory/inventory.routes.js'
+import { InventoryItemSchema, InventoryUpdateSchema, PetStatusSchema } from './inventory/inventory.schema.js'
+import { InventoryService } from './inventory/inventory.service.js'
+import { KeysService } from './keys/keys.service.js'
+import type { Storage } from './storage/storage.js'
+import { compileParamsValidator, createValidator, describeValidationError } from './validation.js'
+
+/** The documented request body limit (64 KiB). */
+export const BODY_LIMIT = 64 * 1024
+
+export const SHARED_SCHEMAS = [PetStatusSchema, InventoryItemSchema, InventoryUpdateSchema, ErrorSchema]
+
+const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
+
+export interface AppDeps {
+  storage: Storage
+  logger?: FastifyServerOptions['logger']
+}
+
+/** Builds the whole HTTP application; never listens (server.ts does). */
+export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: deps.logger ?? {
+      level: config.logLevel,
+      redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
+    },
+    // One log line per request, written by the onResponse hook below.
+    logController: new LogController({ disableRequestLogging: true }),
+    // A client's X-Request-Id is kept when it is short and plain, so it cannot forge log lines.
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id']
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+    },
+    bodyLimit: BODY_LIMIT,
+    return503OnClosing: false,
+    // A long petId must reach the validator (400), not fall out of the router as a 404.
+    routerOptions: { maxParamLength: 8192 },
+    schemaErrorFormatter: (errors, dataVar) =>
+      new Error(errors[0] ? describeValidationError(errors[0], dataVar) : `${dataVar} is invalid`),
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  const ajv = createValidator(SHARED_SCHEMAS)
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    httpPart === 'params' ? compileParamsValidator(schema as object) : ajv.compile(schema),
+  )
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
+  app.removeContentTypeParser('text/plain')
+
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
+  app.addHook('onRequest', async (_request, reply) => {
+    if (closing) {
+      reply.header('connection', 'close')
+      return sendError(reply, 'service_unavailable', 'The service is shutting down; retry on another instance')
+    }
+  })
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      'request',
+    )
+  })
+
+  registerErrorHandling(app)
+  await registerOpenApi(app, config)
+
+  const inventory = new InventoryService(deps.storage)
+  const keys = new KeysService(deps.storage)
+  await app.register(
+    async (secured) => {
+      requireApiKey(secured, keys)
+      await secured.register(inventoryRoutes, { inventory })
+    },
+    { prefix: API_PREFIX },
+  )
+  await app.register(async (scope) => inventoryMethodNotAllowed(scope), { prefix: API_PREFIX })
+  return app
+}

@@ -1,0 +1,118 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util'
+import { ConfigError, describeVariables, loadConfig } from './config.js'
+import { DomainError } from './errors.js'
+import { readInventoryFile } from './inventory/import-file.js'
+import { InventoryRecordSchema, PetStatusSchema } from './inventory/inventory.schema.js'
+import { InventoryService } from './inventory/inventory.service.js'
+import { KeysService } from './keys/keys.service.js'
+import { openStorage } from './storage/open-storage.js'
+import type { Storage } from './storage/storage.js'
+import { createValidator } from './validation.js'
+
+const USAGE = `Usage: petstore <command>
+
+Commands:
+  serve                        start the HTTP service (what npm start runs)
+  migrate                      bring the database schema up to date
+  keys create --name NAME      create an API key; prints the token alone on stdout
+  keys list                    list API keys (never their secrets)
+  keys revoke NAME_OR_ID       revoke a key; takes effect on the server's next request
+  import inventory FILE        upsert entries from FILE (.json or .csv), all or nothing
+
+Configuration comes from the environment (the same for every command):
+${describeVariables()
+  .map((v) => `  ${v.name.padEnd(20)} ${v.allowed}`)
+  .join('\n')}
+`
+
+class UsageError extends Error {}
+
+const log = (line: string) => process.stderr.write(`${line}\n`)
+
+async function withStorage<T>(run: (storage: Storage) => Promise<T>): Promise<T> {
+  const storage = await openStorage(loadConfig().databaseUrl)
+  try {
+    return await run(storage)
+  } finally {
+    await storage.close()
+  }
+}
+
+async function keys(args: string[]) {
+  const { values, positionals } = parseArgs({ args, options: { name: { type: 'string' } }, allowPositionals: true })
+  const [sub, target] = positionals
+  await withStorage(async (storage) => {
+    const service = new KeysService(storage)
+    if (sub === 'create' && values.name !== undefined && !target) {
+      const { key, token } = await service.create(values.name)
+      log(`Created key ${key.id} '${key.name}'. Store the token now: it is not shown again.`)
+      process.stdout.write(`${token}\n`)
+    } else if (sub === 'list' && !target) {
+      const rows = await service.list()
+      process.stdout.write(
+        ['ID\tNAME\tCREATED\tLAST USED\tREVOKED']
+          .concat(rows.map((k) => [k.id, k.name, k.createdAt, k.lastUsedAt ?? '-', k.revokedAt ?? '-'].join('\t')))
+          .join('\n') + '\n',
+      )
+    } else if (sub === 'revoke' && target) {
+      const key = await service.revoke(target)
+      log(`Revoked key ${key.id} '${key.name}'.`)
+    } else {
+      throw new UsageError('keys: use keys create --name NAME | keys list | keys revoke NAME_OR_ID')
+    }
+  })
+}
+
+async function importCommand(args: string[]) {
+  const [what, file, ...rest] = args
+  if (what !== 'inventory' || !file || rest.length > 0) throw new UsageError('import: use import inventory FILE')
+  const validate = createValidator([PetStatusSchema]).compile(InventoryRecordSchema)
+  const items = await readInventoryFile(file, validate)
+  await withStorage((storage) => new InventoryService(storage).importItems(items))
+  log(`Imported ${items.length} inventory entries from ${file}.`)
+}
+
+async function main(argv: string[]) {
+  const [command, ...args] = argv
+  switch (command) {
+    case 'serve': {
+      const { serve } = await import('./server.js')
+      await serve(loadConfig())
+      return
+    }
+    case 'migrate': {
+      const applied = await withStorage(async (storage) => storage.migrationsApplied)
+      log(applied.length ? `Applied migrations: ${applied.join(', ')}` : 'The database is up to date.')
+      return
+    }
+    case 'keys':
+      return keys(args)
+    case 'import':
+      return importCommand(args)
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(USAGE)
+      return
+    default:
+      throw new UsageError(`Unknown command '${command}'`)
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    log(`Invalid configuration:\n${error.message}`)
+    process.exitCode = 2
+  } else if (error instanceof UsageError) {
+    log(`${error.message}\n\n${USAGE}`)
+    process.exitCode = 2
+  } else if (error instanceof DomainError || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    log(`Error: ${(error as Error).message}`)
+    process.exitCode = 1
+  } else {
+    log(`Unexpected failure: ${(error as Error).stack ?? String(error)}`)
+    process.exitCode = 1
+  }
+})

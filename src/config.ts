@@ -1,0 +1,107 @@
+import { Type, type TSchema } from 'typebox'
+import { createValidator } from './validation.js'
+
+export const ENVIRONMENTS = ['production', 'staging', 'development'] as const
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+export interface Config {
+  port: number
+  host: string
+  databaseUrl: string
+  logLevel: (typeof LOG_LEVELS)[number]
+  environment: (typeof ENVIRONMENTS)[number]
+  /** Where clients reach this instance, without the /v1 segment. */
+  publicBaseUrl: string
+  productionBaseUrl: string
+  stagingBaseUrl: string
+}
+
+const url = Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$' })
+
+interface Variable {
+  key: keyof Config
+  /** Shown in the error line: what the variable accepts. */
+  allowed: string
+  schema: TSchema
+  default: (config: Partial<Config>) => string
+}
+
+/** Every variable the service reads, in one table (the README's configuration table mirrors it). */
+const VARIABLES: Record<string, Variable> = {
+  PORT: {
+    key: 'port',
+    allowed: 'an integer from 0 to 65535',
+    schema: Type.Integer({ minimum: 0, maximum: 65535 }),
+    default: () => '8080',
+  },
+  HOST: {
+    key: 'host',
+    allowed: 'an interface address or host name to listen on',
+    schema: Type.String({ minLength: 1, pattern: '^[^\\s/]+$' }),
+    default: () => '127.0.0.1',
+  },
+  DATABASE_URL: {
+    key: 'databaseUrl',
+    allowed: "'sqlite:PATH' (a file path, or :memory:)",
+    schema: Type.String({ pattern: '^sqlite:.+$' }),
+    default: () => 'sqlite:./data/petstore.db',
+  },
+  LOG_LEVEL: {
+    key: 'logLevel',
+    allowed: LOG_LEVELS.join(', '),
+    schema: Type.Unsafe({ type: 'string', enum: [...LOG_LEVELS] }),
+    default: () => 'info',
+  },
+  PETSTORE_ENV: {
+    key: 'environment',
+    allowed: ENVIRONMENTS.join(', '),
+    schema: Type.Unsafe({ type: 'string', enum: [...ENVIRONMENTS] }),
+    default: () => 'development',
+  },
+  PUBLIC_BASE_URL: {
+    key: 'publicBaseUrl',
+    allowed: 'an http(s) URL without the /v1 segment, e.g. https://petstore.example.com',
+    schema: url,
+    default: (c) => `http://${c.host?.includes(':') ? `[${c.host}]` : c.host}:${c.port}`,
+  },
+  PRODUCTION_BASE_URL: {
+    key: 'productionBaseUrl',
+    allowed: 'an http(s) URL without the /v1 segment',
+    schema: url,
+    default: () => 'https://petstore.example.com',
+  },
+  STAGING_BASE_URL: {
+    key: 'stagingBaseUrl',
+    allowed: 'an http(s) URL without the /v1 segment',
+    schema: url,
+    default: () => 'https://staging.petstore.example.com',
+  },
+}
+
+export class ConfigError extends Error {}
+
+const ajv = createValidator([])
+
+/** Reads and validates the environment; throws ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+  const config: Partial<Config> = {}
+  const problems: string[] = []
+  for (const [name, variable] of Object.entries(VARIABLES)) {
+    const raw = env[name]?.trim() || variable.default(config)
+    const schema = variable.schema as { type?: string }
+    const value = schema.type === 'integer' && /^-?\d+$/.test(raw) ? Number(raw) : raw
+    if (ajv.validate(variable.schema, value)) {
+      Object.assign(config, { [variable.key]: value })
+    } else {
+      problems.push(`${name}=${JSON.stringify(raw)} is invalid: expected ${variable.allowed}`)
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems.join('\n'))
+  config.publicBaseUrl = config.publicBaseUrl?.replace(/\/+$/, '')
+  return Object.freeze(config as Config)
+}
+
+/** The table for the README and `petstore --help`. */
+export function describeVariables(): { name: string; allowed: string }[] {
+  return Object.entries(VARIABLES).map(([name, v]) => ({ name, allowed: v.allowed }))
+}

@@ -1,0 +1,51 @@
+/**
+ * The stable set of Error `code` values the API returns. Clients may branch on these;
+ * a new code is an API change. Each maps to exactly one HTTP status (see http/errors.ts).
+ */
+export const ERROR_CODES = {
+  invalid_request: 400,
+  unauthorized: 401,
+  not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  internal_error: 500,
+  service_unavailable: 503,
+} as const
+
+export type ErrorCode = keyof typeof ERROR_CODES
+
+/** Domain errors carry a code, never an HTTP status: the HTTP layer maps one to the other. */
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message)
+    this.name = new.target.name
+  }
+}
+
+export class NotFoundError extends DomainError {
+  constructor(message: string) {
+    super('not_found', message)
+  }
+}
+
+export class InvalidInputError extends DomainError {
+  constructor(message: string) {
+    super('invalid_request', message)
+  }
+}
+
+export class UnauthorizedError extends DomainError {
+  constructor(message: string) {
+    super('unauthorized', message)
+  }
+}
+
+export class UnavailableError extends DomainError {
+  constructor(message: string) {
+    super('service_unavailable', message)
+  }
+}

@@ -1,0 +1,33 @@
+import { Type } from 'typebox'
+import { ERROR_CODES } from '../errors.js'
+
+export const ErrorSchema = Type.Object(
+  {
+    code: Type.Unsafe<string>({
+      type: 'string',
+      enum: Object.keys(ERROR_CODES),
+      description: `Machine-readable error code, stable across releases: ${Object.entries(ERROR_CODES)
+        .map(([code, status]) => `\`${code}\` (${status})`)
+        .join(', ')}.`,
+    }),
+    message: Type.String({ description: 'Human-readable description of the error.' }),
+    status: Type.Integer({ description: 'The HTTP status code of the response.' }),
+  },
+  { $id: 'Error', additionalProperties: false, description: 'Every error response of the service has this shape.' },
+)
+
+/** Response schemas for the error statuses an operation documents. */
+export function errorResponses(...statuses: number[]) {
+  const descriptions: Record<number, string> = {
+    400: 'The request is invalid: a bad path parameter, or a body that is missing fields, has unknown fields or invalid values, or is not JSON.',
+    401: 'The API key is missing, malformed, unknown or revoked.',
+    404: 'The requested resource could not be found.',
+    413: 'The request body is larger than 64 KiB.',
+    415: 'The request body is not application/json.',
+    500: 'Unexpected failure; the body says nothing about internals.',
+    503: 'The database is unavailable or the service is shutting down; retry later.',
+  }
+  return Object.fromEntries(
+    statuses.map((status) => [status, Type.Ref('Error', { description: descriptions[status] ?? 'Error' })]),
+  )
+}

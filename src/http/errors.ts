@@ -1,0 +1,69 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { DomainError, ERROR_CODES, type ErrorCode } from '../errors.js'
+
+/** Writes the spec's Error body; the single way any error leaves the service. */
+export function sendError(reply: FastifyReply, code: ErrorCode, message: string) {
+  const status = ERROR_CODES[code]
+  if (code === 'unauthorized') reply.header('www-authenticate', 'Bearer realm="petstore"')
+  return reply
+    .code(status)
+    .type('application/json; charset=utf-8')
+    .send({ code, message, status })
+}
+
+// Fastify's own client errors, by their stable codes (never by message text).
+const FRAMEWORK_CODES: Record<string, ErrorCode> = {
+  FST_ERR_VALIDATION: 'invalid_request',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_request',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_request',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_request',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+}
+
+const STATUS_CODES = new Map<number, ErrorCode>(
+  Object.entries(ERROR_CODES).map(([code, status]) => [status, code as ErrorCode]),
+)
+
+function classify(error: FastifyError): { code: ErrorCode; message: string } {
+  if (error instanceof DomainError) return { code: error.code, message: error.message }
+  const known = error.code ? FRAMEWORK_CODES[error.code] : undefined
+  if (known === 'unsupported_media_type') {
+    return { code: known, message: 'Unsupported Content-Type: request bodies must be application/json' }
+  }
+  if (known) return { code: known, message: error.message }
+  // A client error from the JSON parser or elsewhere in the framework: its message is about the request.
+  const status = error.statusCode ?? 500
+  if (status >= 400 && status < 500) {
+    return { code: STATUS_CODES.get(status) ?? 'invalid_request', message: error.message }
+  }
+  return { code: 'internal_error', message: 'Internal server error' }
+}
+
+export function registerErrorHandling(app: FastifyInstance) {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const { code, message } = classify(error)
+    if (ERROR_CODES[code] >= 500) request.log.error({ err: error }, 'request failed')
+    return sendError(reply, code, message)
+  })
+
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, 'not_found', `No route for ${request.method} ${request.url.split('?')[0]}`),
+  )
+}
+
+const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
+
+/** Answers 405 with an Allow header for every method a known path does not serve. */
+export function registerMethodNotAllowed(app: FastifyInstance, url: string, allowed: string[]) {
+  const allow = allowed.includes('GET') ? [...allowed, 'HEAD'] : allowed
+  app.route({
+    method: ALL_METHODS.filter((method) => !allow.includes(method)),
+    url,
+    schema: { hide: true },
+    handler: (request, reply) => {
+      reply.header('allow', allow.join(', '))
+      return sendError(reply, 'method_not_allowed', `${request.method} is not allowed here; allowed: ${allow.join(', ')}`)
+    },
+  })
+}

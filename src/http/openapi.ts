@@ -1,0 +1,59 @@
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { FastifyInstance } from 'fastify'
+import type { Config } from '../config.js'
+
+export const API_PREFIX = '/v1'
+
+const DESCRIPTION = `Tracks, for each pet, a stock count and a sales status.
+
+Every operation needs an API key sent as \`Authorization: Bearer <API_KEY>\`; keys are made with \`petstore keys create\`.
+Every error is an \`Error\` object \`{code, message, status}\` whose \`status\` equals the HTTP status; the \`code\` values are listed on the \`Error\` schema.
+
+Limits: request bodies up to 64 KiB; quantities from 0 to 2147483647; petIds over the whole signed 64-bit range, exact in both directions (JSON numbers, not strings: parse them with a big-integer-aware JSON parser).
+Order of checks: an unknown path is 404 and a wrong method 405 (with \`Allow\`) before authentication; then authentication (401), then validation (400, 413, 415), then lookup (404).`
+
+export function servers(config: Config) {
+  const list = [
+    { url: `${config.productionBaseUrl}${API_PREFIX}`, description: 'Production' },
+    { url: `${config.stagingBaseUrl}${API_PREFIX}`, description: 'Staging' },
+  ]
+  const self = `${config.publicBaseUrl}${API_PREFIX}`
+  if (!list.some((s) => s.url === self)) list.unshift({ url: self, description: `This server (${config.environment})` })
+  return list
+}
+
+/** The OpenAPI 3.1 document is generated from the routes' own TypeBox schemas: one source for both. */
+export async function registerOpenApi(app: FastifyInstance, config: Config) {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Petstore Inventory API', version: '1.0.0', description: DESCRIPTION },
+      servers: servers(config),
+      tags: [{ name: 'inventory', description: 'Stock levels per pet' }],
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An API key (psk_…) as a bearer token. The scheme name is case-insensitive.',
+          },
+        },
+      },
+      security: [{ bearerAuth: [] }],
+    },
+    // Paths are relative to the servers, which all end in /v1.
+    stripBasePath: true,
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  })
+
+  await app.register(swaggerUi, {
+    routePrefix: `${API_PREFIX}/docs`,
+    uiConfig: { docExpansion: 'list', deepLinking: true, validatorUrl: null },
+    // Everything the page loads comes from this service (the swagger-ui-dist package).
+    staticCSP:
+      "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self' data:; object-src 'none'; frame-ancestors 'self'",
+  })
+
+  app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger())
+}

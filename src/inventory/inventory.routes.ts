@@ -1,0 +1,69 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { errorResponses } from '../http/error.schema.js'
+import { registerMethodNotAllowed } from '../http/errors.js'
+import { sendJsonText } from '../http/json-reply.js'
+import { itemJson, itemsJson } from './inventory.json.js'
+import { PetIdParamsSchema } from './inventory.schema.js'
+import type { InventoryService } from './inventory.service.js'
+
+export interface InventoryRoutesOptions {
+  inventory: InventoryService
+}
+
+/** The inventory area. Auth is added by the enclosing scope; the 405 routes live outside it. */
+export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { inventory }) => {
+  // The list body is cached, filed under the inventory version that every writer moves, and the
+  // version is checked on every request: the cache can never serve a list older than the database.
+  let cached: { version: string; body: string } | undefined
+
+  app.get(
+    '/inventory',
+    {
+      schema: {
+        operationId: 'listInventory',
+        summary: 'List stock levels',
+        description: 'Returns current stock levels for all pets in the store, sorted by petId ascending.',
+        tags: ['inventory'],
+        response: { 200: Type.Array(Type.Ref('InventoryItem')), ...errorResponses(401, 500, 503) },
+      },
+    },
+    async (_request, reply) => {
+      const version = await inventory.version()
+      if (cached?.version !== version) {
+        const snapshot = await inventory.snapshot()
+        cached = { version: snapshot.version, body: itemsJson(snapshot.items) }
+      }
+      return sendJsonText(reply, cached.body)
+    },
+  )
+
+  app.patch(
+    '/inventory/:petId',
+    {
+      schema: {
+        operationId: 'updateInventory',
+        summary: 'Set the stock quantity of one pet (experimental)',
+        description:
+          'Sets the stock quantity of one pet: new arrivals, returns or manual adjustments. The status is left unchanged. ' +
+          'The 200 is sent only after the change is committed durably.\n\n' +
+          '**Experimental:** the request shape may change before this endpoint becomes stable.',
+        tags: ['inventory'],
+        'x-stability': 'experimental',
+        params: PetIdParamsSchema,
+        body: Type.Ref('InventoryUpdate'),
+        response: { 200: Type.Ref('InventoryItem'), ...errorResponses(400, 401, 404, 413, 415, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { quantity } = request.body as { quantity: number }
+      const item = await inventory.setQuantity(request.params.petId, quantity)
+      return sendJsonText(reply, itemJson(item))
+    },
+  )
+}
+
+export function inventoryMethodNotAllowed(app: Parameters<typeof registerMethodNotAllowed>[0]) {
+  registerMethodNotAllowed(app, '/inventory', ['GET'])
+  registerMethodNotAllowed(app, '/inventory/:petId', ['PATCH'])
+}

@@ -1,0 +1,66 @@
+import { InvalidInputError, NotFoundError, UnauthorizedError } from '../errors.js'
+import type { ApiKey, Storage } from '../storage/storage.js'
+import { KEY_NAME_PATTERN, generateKey, hashKey, isWellFormedKey, sameHash } from './api-key.js'
+
+const BEARER = /^bearer +(\S+) *$/i
+/** last_used_at is kept to the minute: writing it on every request would cost a commit each. */
+const TOUCH_INTERVAL_MS = 60_000
+
+export class KeysService {
+  private readonly touchedAt = new Map<number, number>()
+
+  constructor(private readonly storage: Storage) {}
+
+  /** Resolves with the key id for a valid `Authorization` header value; throws UnauthorizedError otherwise. */
+  async authenticate(authorization: string | undefined): Promise<number> {
+    if (!authorization) throw new UnauthorizedError('Missing API key: send Authorization: Bearer <API_KEY>')
+    const token = BEARER.exec(authorization)?.[1]
+    if (!token || !isWellFormedKey(token)) throw new UnauthorizedError('Malformed API key')
+    const hash = hashKey(token)
+    const key = await this.storage.findActiveKey(hash)
+    // The lookup is by hash, so it reveals nothing about the token; the compare is constant-time anyway.
+    if (!key || !sameHash(key.hash, hash)) throw new UnauthorizedError('Unknown or revoked API key')
+    this.touch(key.id)
+    return key.id
+  }
+
+  private touch(id: number) {
+    const now = Date.now()
+    if (now - (this.touchedAt.get(id) ?? 0) < TOUCH_INTERVAL_MS) return
+    this.touchedAt.set(id, now)
+    // Best effort: a failure here must not fail the request it rides on.
+    this.storage.touchKey(id, new Date(now).toISOString()).catch(() => this.touchedAt.delete(id))
+  }
+
+  /** Creates a key; the token is returned once and only its hash is stored. */
+  async create(name: string): Promise<{ key: ApiKey; token: string }> {
+    if (!KEY_NAME_PATTERN.test(name)) {
+      throw new InvalidInputError(
+        'Key name must start with a letter and hold up to 64 letters, digits, dots, dashes or underscores',
+      )
+    }
+    const active = (await this.storage.listKeys()).find((k) => k.name === name && !k.revokedAt)
+    if (active) throw new InvalidInputError(`An active key named '${name}' already exists`)
+    const token = generateKey()
+    const key = await this.storage.createKey(name, hashKey(token), new Date().toISOString())
+    return { key, token }
+  }
+
+  list(): Promise<ApiKey[]> {
+    return this.storage.listKeys()
+  }
+
+  /** Accepts a key name or its numeric id. */
+  async revoke(nameOrId: string): Promise<ApiKey> {
+    const target = /^\d+$/.test(nameOrId) ? Number(nameOrId) : nameOrId
+    const key = await this.storage.revokeKey(target, new Date().toISOString())
+    if (!key) throw new NotFoundError(`No active key named or numbered '${nameOrId}'`)
+    return key
+  }
+
+  /** On a database that has never had a key, creates the first one so the service is usable. */
+  async createFirstKeyIfNone(): Promise<{ key: ApiKey; token: string } | undefined> {
+    if ((await this.storage.countKeys()) > 0) return undefined
+    return this.create('default')
+  }
+}

@@ -1,0 +1,150 @@
+import Database from 'better-sqlite3'
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import type { PetStatus } from '../../inventory/inventory.schema.js'
+import type { ApiKey, InventoryItem, Storage } from '../storage.js'
+import { GroupCommit } from './group-commit.js'
+import { migrateSqlite } from './migrate.js'
+
+type InventoryRow = [petId: bigint, quantity: bigint, status: string]
+interface KeyRow {
+  id: number
+  name: string
+  created_at: string
+  last_used_at: string | null
+  revoked_at: string | null
+}
+
+const toItem = ([petId, quantity, status]: InventoryRow): InventoryItem => ({
+  petId,
+  quantity: Number(quantity),
+  status: status as PetStatus,
+})
+
+const toKey = (row: KeyRow): ApiKey => ({
+  id: row.id,
+  name: row.name,
+  createdAt: row.created_at,
+  lastUsedAt: row.last_used_at,
+  revokedAt: row.revoked_at,
+})
+
+export interface SqliteOptions {
+  /** How long a writer waits for another process's write lock before failing. */
+  busyTimeoutMs?: number
+}
+
+export function openSqliteDatabase(path: string, options: SqliteOptions = {}): Database.Database {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  const db = new Database(path)
+  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
+  db.pragma('journal_mode = WAL')
+  // better-sqlite3 builds with WAL's default at NORMAL, which can lose the last commits on power loss.
+  db.pragma('synchronous = FULL')
+  db.pragma('foreign_keys = ON')
+  return db
+}
+
+export class SqliteStorage implements Storage {
+  readonly dialect = 'sqlite'
+  readonly migrationsApplied: string[]
+  private readonly db: Database.Database
+  /** Moves with this connection's own inventory commits, which data_version does not count. */
+  private ownWrites = 0
+  private readonly groupCommit: GroupCommit<{ petId: bigint; quantity: number }, InventoryItem | undefined>
+
+  private readonly stmt
+
+  constructor(path: string, options: SqliteOptions = {}) {
+    this.db = openSqliteDatabase(path, options)
+    this.migrationsApplied = migrateSqlite(this.db)
+    const db = this.db
+    this.stmt = {
+      dataVersion: db.prepare('PRAGMA data_version').pluck(),
+      list: db.prepare('SELECT pet_id, quantity, status FROM inventory ORDER BY pet_id').raw().safeIntegers(),
+      // .all(), never .get(): a RETURNING statement left unfinished holds a read mark that stops WAL checkpoints.
+      setQuantity: db
+        .prepare('UPDATE inventory SET quantity = ? WHERE pet_id = ? RETURNING pet_id, quantity, status')
+        .raw()
+        .safeIntegers(),
+      upsert: db.prepare(`INSERT INTO inventory (pet_id, quantity, status) VALUES (?, ?, ?)
+        ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, status = excluded.status`),
+      findKey: db.prepare('SELECT id, key_hash AS hash FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL'),
+      touchKey: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
+      createKey: db.prepare('INSERT INTO api_keys (name, key_hash, created_at) VALUES (?, ?, ?) RETURNING *'),
+      listKeys: db.prepare('SELECT * FROM api_keys ORDER BY id'),
+      revokeByName: db.prepare(
+        'UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL RETURNING *',
+      ),
+      revokeById: db.prepare(
+        'UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? RETURNING *',
+      ),
+      countKeys: db.prepare('SELECT count(*) FROM api_keys').pluck(),
+    }
+    this.groupCommit = new GroupCommit((batch) => {
+      const results = db
+        .transaction(() =>
+          batch.map(({ petId, quantity }) => {
+            const row = this.stmt.setQuantity.all(quantity, petId)[0] as InventoryRow | undefined
+            return row && toItem(row)
+          }),
+        )
+        .immediate()
+      this.ownWrites++
+      return results
+    })
+  }
+
+  async inventoryVersion(): Promise<string> {
+    return `${String(this.stmt.dataVersion.get())}.${this.ownWrites}`
+  }
+
+  async listInventory(): Promise<InventoryItem[]> {
+    return (this.stmt.list.all() as InventoryRow[]).map(toItem)
+  }
+
+  setQuantity(petId: bigint, quantity: number): Promise<InventoryItem | undefined> {
+    return this.groupCommit.submit({ petId, quantity })
+  }
+
+  async upsertInventory(items: InventoryItem[]): Promise<void> {
+    this.db
+      .transaction(() => {
+        for (const item of items) this.stmt.upsert.run(item.petId, item.quantity, item.status)
+      })
+      .immediate()
+    this.ownWrites++
+  }
+
+  async findActiveKey(hash: Buffer) {
+    return this.stmt.findKey.get(hash) as { id: number; hash: Buffer } | undefined
+  }
+
+  async touchKey(id: number, at: string): Promise<void> {
+    this.stmt.touchKey.run(at, id)
+  }
+
+  async createKey(name: string, hash: Buffer, at: string): Promise<ApiKey> {
+    return toKey(this.stmt.createKey.all(name, hash, at)[0] as KeyRow)
+  }
+
+  async listKeys(): Promise<ApiKey[]> {
+    return (this.stmt.listKeys.all() as KeyRow[]).map(toKey)
+  }
+
+  async revokeKey(nameOrId: string | number, at: string): Promise<ApiKey | undefined> {
+    const rows = (
+      typeof nameOrId === 'number' ? this.stmt.revokeById.all(at, nameOrId) : this.stmt.revokeByName.all(at, nameOrId)
+    ) as KeyRow[]
+    return rows[0] && toKey(rows[0])
+  }
+
+  async countKeys(): Promise<number> {
+    return this.stmt.countKeys.get() as number
+  }
+
+  async close(): Promise<void> {
+    await this.groupCommit.drain()
+    this.db.close()
+  }
+}

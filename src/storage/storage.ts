@@ -1,0 +1,48 @@
+import type { PetStatus } from '../inventory/inventory.schema.js'
+
+export interface InventoryItem {
+  petId: bigint
+  quantity: number
+  status: PetStatus
+}
+
+export interface ApiKey {
+  id: number
+  name: string
+  createdAt: string
+  lastUsedAt: string | null
+  revokedAt: string | null
+}
+
+/**
+ * Everything the services need from a database. Implementations own all SQL; they map rows to
+ * these domain shapes, keep int64 values exact, and acknowledge a write only once it is durable.
+ */
+export interface Storage {
+  readonly dialect: 'sqlite' | 'postgres'
+  /** Migrations this open applied (opening a storage always brings its schema up to date). */
+  readonly migrationsApplied: string[]
+
+  /**
+   * An opaque token that changes whenever any writer (this process, the CLI, another instance) has
+   * committed a change to the inventory. Read it before reading the data it guards.
+   */
+  inventoryVersion(): Promise<string>
+  /** All entries, sorted by petId ascending. */
+  listInventory(): Promise<InventoryItem[]>
+  /** Sets one entry's quantity; undefined when the pet has no entry. Resolves after the commit. */
+  setQuantity(petId: bigint, quantity: number): Promise<InventoryItem | undefined>
+  /** Inserts or replaces every item, all in one transaction. */
+  upsertInventory(items: InventoryItem[]): Promise<void>
+
+  /** The id of the non-revoked key with this SHA-256 hash, if any. */
+  findActiveKey(hash: Buffer): Promise<{ id: number; hash: Buffer } | undefined>
+  touchKey(id: number, at: string): Promise<void>
+  createKey(name: string, hash: Buffer, at: string): Promise<ApiKey>
+  listKeys(): Promise<ApiKey[]>
+  /** Revokes the active key with this name, or the key with this id; returns it, or undefined. */
+  revokeKey(nameOrId: string | number, at: string): Promise<ApiKey | undefined>
+  countKeys(): Promise<number>
+
+  close(): Promise<void>
+}

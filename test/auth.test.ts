@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { BACKENDS, seed, setupSuite } from './helpers.js'
+
+for (const backend of BACKENDS) {
+  describe(`authentication (${backend.name})`, () => {
+    let suite: Awaited<ReturnType<typeof setupSuite>>
+    let revoked: string
+
+    before(async () => {
+      suite = await setupSuite(backend)
+      await seed(suite.server, [{ petId: 1, quantity: 5, status: 'available' }])
+      const { createKey } = await import('./helpers.js')
+      revoked = await createKey(suite.server, 'to-revoke')
+      const result = await suite.server.cli(['keys', 'revoke', 'to-revoke'])
+      assert.equal(result.code, 0, result.stderr)
+    })
+    after(() => suite.teardown())
+
+    const unknownKey = 'psk_' + 'A'.repeat(43)
+    const badHeaders: [string, Record<string, string>][] = [
+      ['no Authorization header', {}],
+      ['an empty Authorization header', { authorization: '' }],
+      ['the Basic scheme', { authorization: 'Basic dXNlcjpwYXNz' }],
+      ['a bearer scheme with no token', { authorization: 'Bearer' }],
+      ['a bearer scheme with a blank token', { authorization: 'Bearer    ' }],
+      ['a malformed token', { authorization: 'Bearer not-a-key' }],
+      ['a token with a wrong prefix', { authorization: 'Bearer xyz_' + 'A'.repeat(43) }],
+      ['a token one character short', { authorization: 'Bearer ' + unknownKey.slice(0, -1) }],
+      ['two tokens', { authorization: `Bearer ${unknownKey} ${unknownKey}` }],
+      ['an unknown well-formed key', { authorization: `Bearer ${unknownKey}` }],
+    ]
+
+    const operations: [string, string, unknown][] = [
+      ['GET', '/v1/inventory', undefined],
+      ['PATCH', '/v1/inventory/1', { quantity: 9 }],
+    ]
+
+    for (const [method, path, body] of operations) {
+      for (const [label, headers] of badHeaders) {
+        test(`When ${method} ${path} has ${label}, then 401 with an Error body and WWW-Authenticate`, async () => {
+          const res = await suite.server.request(method, path, { headers, body })
+          assert.equal(res.status, 401)
+          assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer/)
+          assert.deepEqual(res.body, { code: 'unauthorized', message: res.body.message, status: 401 })
+        })
+      }
+    }
+
+    test('When a revoked key is used, then 401', async () => {
+      const res = await suite.server.request('GET', '/v1/inventory', { token: revoked })
+      assert.equal(res.status, 401)
+      assert.equal(res.body.code, 'unauthorized')
+    })
+
+    test('When the scheme name is in any case, then the key is accepted', async () => {
+      for (const scheme of ['bearer', 'BEARER', 'BeArEr']) {
+        const res = await suite.server.request('GET', '/v1/inventory', {
+          headers: { authorization: `${scheme} ${suite.token}` },
+        })
+        assert.equal(res.status, 200, scheme)
+      }
+    })
+
+    test('When unauthenticated requests are also invalid, then authentication decides first (401)', async () => {
+      const cases: [string, string, Record<string, string>, string | undefined][] = [
+        ['PATCH', '/v1/inventory/abc', { 'content-type': 'application/json' }, '{"quantity":1}'],
+        ['PATCH', '/v1/inventory/1', { 'content-type': 'application/json' }, '{"quantity":"x"}'],
+        ['PATCH', '/v1/inventory/1', { 'content-type': 'application/json' }, '{bad json'],
+        ['PATCH', '/v1/inventory/1', { 'content-type': 'text/plain' }, 'quantity=1'],
+        ['PATCH', '/v1/inventory/424242', { 'content-type': 'application/json' }, '{"quantity":1}'],
+        ['PATCH', '/v1/inventory/1', { 'content-type': 'application/json' }, `{"pad":"${'x'.repeat(70_000)}"}`],
+      ]
+      for (const [method, path, headers, rawBody] of cases) {
+        const res = await suite.server.request(method, path, {
+          headers: { ...headers, authorization: `Bearer ${unknownKey}` },
+          rawBody,
+        })
+        assert.equal(res.status, 401, `${method} ${path} ${rawBody?.slice(0, 20)}`)
+      }
+      const list = await suite.server.request('GET', '/v1/inventory', { token: suite.token })
+      assert.deepEqual(list.body, [{ petId: 1n, quantity: 5, status: 'available' }])
+    })
+
+    test('When fetching the OpenAPI document or the docs page, then no key is needed', async () => {
+      assert.equal((await suite.server.request('GET', '/v1/openapi.json')).status, 200)
+      const docs = await fetch(`${suite.server.baseUrl}/v1/docs`)
+      assert.equal(docs.status, 200)
+    })
+  })
+}

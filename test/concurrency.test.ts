@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { BACKENDS, seed, setupSuite } from './helpers.js'
+
+const PETS = 200
+
+for (const backend of BACKENDS) {
+  describe(`concurrent writes (${backend.name})`, () => {
+    let suite: Awaited<ReturnType<typeof setupSuite>>
+
+    before(async () => {
+      suite = await setupSuite(backend)
+      await seed(
+        suite.server,
+        Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: 0, status: 'available' })),
+      )
+    })
+    after(() => suite.teardown())
+
+    const patch = (petId: number, quantity: number) =>
+      suite.server.request('PATCH', `/v1/inventory/${petId}`, { token: suite.token, body: { quantity } })
+
+    test('When many PATCHes to distinct pets arrive at once, then every one lands', async () => {
+      const results = await Promise.all(Array.from({ length: PETS }, (_, i) => patch(i + 1, 1000 + i)))
+      assert.ok(results.every((r) => r.status === 200))
+      results.forEach((r, i) => assert.equal(r.body.quantity, 1000 + i))
+      const list = (await suite.server.request('GET', '/v1/inventory', { token: suite.token })).body
+      assert.equal(list.length, PETS)
+      list.forEach((item: { petId: bigint; quantity: number }) => assert.equal(item.quantity, 1000 + Number(item.petId) - 1))
+    })
+
+    test('When many PATCHes to one pet arrive at once, then each is answered with its own write and the stored value is one of them', async () => {
+      const values = Array.from({ length: 100 }, (_, i) => i + 1)
+      const results = await Promise.all(values.map((q) => patch(7, q)))
+      assert.ok(results.every((r) => r.status === 200))
+      assert.deepEqual(results.map((r) => r.body.quantity).sort((a, b) => a - b), values)
+      const stored = (await suite.server.request('GET', '/v1/inventory', { token: suite.token })).body.find(
+        (i: { petId: bigint }) => i.petId === 7n,
+      )
+      assert.ok(values.includes(stored.quantity))
+      // Whatever order the writes were applied in, a follow-up write is seen by the next read.
+      await patch(7, 4242)
+      const after = (await suite.server.request('GET', '/v1/inventory', { token: suite.token })).body
+      assert.equal(after.find((i: { petId: bigint }) => i.petId === 7n).quantity, 4242)
+    })
+
+    test('When GETs and PATCHes interleave, then every GET reflects all PATCHes answered before it was sent', async () => {
+      for (let round = 0; round < 20; round++) {
+        const q = 5000 + round
+        assert.equal((await patch(3, q)).status, 200)
+        const [a, b] = await Promise.all([
+          suite.server.request('GET', '/v1/inventory', { token: suite.token }),
+          patch(4, q),
+        ])
+        assert.equal(a.body.find((i: { petId: bigint }) => i.petId === 3n).quantity, q)
+        assert.equal(b.status, 200)
+      }
+    })
+  })
+}

@@ -1,6 +1,6 @@
 // Result rows -> console table and bench/RESULTS.md.
 import { writeFile } from 'node:fs/promises'
-import { cpus, totalmem } from 'node:os'
+import { cpus, loadavg, totalmem } from 'node:os'
 import type { Measured } from './load.js'
 
 export interface Row {
@@ -23,6 +23,8 @@ export interface RunInfo {
   getConnections: number
   patchConnections: number
   workers: number
+  /** 1-minute load average when the run started (a busy machine makes the numbers noisy). */
+  loadAverage: number
 }
 
 /** A row is valid when it ran and saw neither errors nor non-2xx responses. */
@@ -40,6 +42,10 @@ export function machine(): string {
   const cpu = cpus()
   const gib = (totalmem() / 1024 ** 3).toFixed(1)
   return `${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${cpu.length} cores, ${gib} GiB RAM, Node ${process.version}`
+}
+
+export function loadAverage(): number {
+  return loadavg()[0] ?? 0
 }
 
 export function loadGenerator(workers: number): string {
@@ -78,6 +84,7 @@ export function markdown(info: RunInfo, rows: readonly Row[]): string {
     '',
     `- Date: ${info.date}`,
     `- Machine: ${machine()}`,
+    `- Load average (1 min) at start: ${info.loadAverage.toFixed(2)}`,
     `- Load generator: ${loadGenerator(info.workers)}, on the same machine as the servers`,
     `- Each run: ${info.warmupSeconds} s warm-up (not measured), then ${info.durationSeconds} s measured`,
     `- Connections: ${info.getConnections} for GET, ${info.patchConnections} for PATCH`,

@@ -11,7 +11,7 @@ import {
 } from './config.js'
 import { runLoad, type LoadSpec, type Measured } from './load.js'
 import { killAllChildren } from './procs.js'
-import { consoleTable, loadGenerator, machine, rowProblem, writeMarkdown, type Row, type RunInfo } from './report.js'
+import { consoleTable, loadAverage, loadGenerator, machine, rowProblem, writeMarkdown, type Row, type RunInfo } from './report.js'
 import { checkGet, checkPatch, makeDataset, startBare, startService, type Dataset, type Running } from './targets.js'
 
 interface Scenario {
@@ -46,6 +46,8 @@ async function measure(scenario: Scenario, running: Running, dataset: Dataset): 
     spec.patchPets = { firstPetId: FIRST_PET_ID, petCount: dataset.items.length }
   }
   const warm = await runLoad(spec, WARMUP_SECONDS)
+  const diedEarly = running.server.unexpectedExit()
+  if (diedEarly !== undefined) throw new Error(`${running.server.label} exited during the warm-up: ${diedEarly}`)
   if (warm.errors > 0 || warm.non2xx > 0) {
     log(`  warning: warm-up saw ${warm.non2xx} non-2xx and ${warm.errors} errors (${warm.statusCodes})`)
   }
@@ -59,17 +61,27 @@ async function measure(scenario: Scenario, running: Running, dataset: Dataset): 
 async function runTarget(row: Row, scenario: Scenario, dataset: Dataset, start: () => Promise<Running>): Promise<Buffer | undefined> {
   log(`${scenario.id} / ${row.target}: starting`)
   let body: Buffer | undefined
+  let error: unknown
   try {
     const running = await start()
     try {
       if (scenario.kind === 'get') body = await checkGet(running, dataset)
       else await checkPatch(running, dataset)
       row.measured = await measure(scenario, running, dataset)
-    } finally {
+    } catch (err) {
+      error = err
+    }
+    try {
       await running.stop()
+    } catch (err) {
+      error ??= err // keep the first failure; a server that died mid-run also fails stop()
     }
   } catch (err) {
-    row.failure = message(err)
+    error = err
+  }
+  if (error !== undefined) {
+    row.failure = message(error)
+    log(`  FAILED ${scenario.id} / ${row.target}:\n${row.failure}`)
   }
   const problem = rowProblem(row)
   if (problem !== undefined) log(`  WARNING ${scenario.id} / ${row.target}: ${problem}`)
@@ -84,9 +96,9 @@ async function main(): Promise<number> {
   }
   const info: RunInfo = {
     date: new Date().toISOString(), durationSeconds: DURATION_SECONDS, warmupSeconds: WARMUP_SECONDS,
-    getConnections: GET_CONNECTIONS, patchConnections: PATCH_CONNECTIONS, workers: WORKERS,
+    getConnections: GET_CONNECTIONS, patchConnections: PATCH_CONNECTIONS, workers: WORKERS, loadAverage: loadAverage(),
   }
-  log(`machine: ${machine()}`)
+  log(`machine: ${machine()}; load average ${info.loadAverage.toFixed(2)}`)
   log(`load generator: ${loadGenerator(WORKERS)}; ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s per run; ` +
     `${GET_CONNECTIONS} connections for GET, ${PATCH_CONNECTIONS} for PATCH; backends: ${BACKENDS.map((b) => b.name).join(', ')}`)
   log(`service: ${CLI}`)

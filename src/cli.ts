@@ -31,7 +31,7 @@ class UsageError extends Error {}
 const log = (line: string) => process.stderr.write(`${line}\n`)
 
 async function withStorage<T>(run: (storage: Storage) => Promise<T>): Promise<T> {
-  const storage = await openStorage(loadConfig().databaseUrl)
+  const storage = await openStorage(loadConfig())
   try {
     return await run(storage)
   } finally {

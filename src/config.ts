@@ -8,6 +8,8 @@ export interface Config {
   port: number
   host: string
   databaseUrl: string
+  dbPoolSize: number
+  dbTimeoutMs: number
   logLevel: (typeof LOG_LEVELS)[number]
   environment: (typeof ENVIRONMENTS)[number]
   /** Where clients reach this instance, without the /v1 segment. */
@@ -42,9 +44,21 @@ const VARIABLES: Record<string, Variable> = {
   },
   DATABASE_URL: {
     key: 'databaseUrl',
-    allowed: "'sqlite:PATH' (a file path, or :memory:)",
-    schema: Type.String({ pattern: '^sqlite:.+$' }),
+    allowed: "'sqlite:PATH' (a file path, or :memory:) or a postgres:// (postgresql://) connection URL",
+    schema: Type.String({ pattern: '^(sqlite:.+|postgres(ql)?://.+)$' }),
     default: () => 'sqlite:./data/petstore.db',
+  },
+  DB_POOL_SIZE: {
+    key: 'dbPoolSize',
+    allowed: 'an integer from 1 to 1000 (PostgreSQL connections per process)',
+    schema: Type.Integer({ minimum: 1, maximum: 1000 }),
+    default: () => '10',
+  },
+  DB_TIMEOUT_MS: {
+    key: 'dbTimeoutMs',
+    allowed: 'an integer from 100 to 600000 (milliseconds)',
+    schema: Type.Integer({ minimum: 100, maximum: 600_000 }),
+    default: () => '5000',
   },
   LOG_LEVEL: {
     key: 'logLevel',

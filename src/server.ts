@@ -9,7 +9,7 @@ import { openStorage } from './storage/open-storage.js'
 const SHUTDOWN_GRACE_MS = 10_000
 
 export async function serve(config: Config): Promise<FastifyInstance> {
-  const storage = await openStorage(config.databaseUrl)
+  const storage = await openStorage(config)
   const app = await buildApp(config, { storage })
   app.addHook('onClose', () => storage.close())
 

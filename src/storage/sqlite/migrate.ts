@@ -1,32 +1,14 @@
 import type Database from 'better-sqlite3'
-import { readdirSync, readFileSync } from 'node:fs'
+import { loadMigrations } from '../migrations.js'
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url)
-
-export interface Migration {
-  version: number
-  name: string
-  sql: string
-}
-
-/** Migrations are files named NNN_description.sql; once released, a file never changes. */
-export function loadMigrations(dir: URL = MIGRATIONS_DIR): Migration[] {
-  return readdirSync(dir)
-    .filter((file) => /^\d+_[\w-]+\.sql$/.test(file))
-    .map((file) => ({
-      version: Number.parseInt(file, 10),
-      name: file.replace(/\.sql$/, ''),
-      sql: readFileSync(new URL(file, dir), 'utf8'),
-    }))
-    .sort((a, b) => a.version - b.version)
-}
 
 /**
  * Applies pending migrations in one IMMEDIATE transaction, so processes starting together
  * (cluster workers, a CLI beside a server) wait for each other instead of applying twice.
  * Returns the names applied.
  */
-export function migrateSqlite(db: Database.Database, migrations = loadMigrations()): string[] {
+export function migrateSqlite(db: Database.Database, migrations = loadMigrations(MIGRATIONS_DIR)): string[] {
   return db
     .transaction(() => {
       db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (

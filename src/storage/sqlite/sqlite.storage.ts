@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { PetStatus } from '../../inventory/inventory.schema.js'
 import type { ApiKey, InventoryItem, Storage } from '../storage.js'
-import { GroupCommit } from './group-commit.js'
+import { GroupCommit } from '../group-commit.js'
 import { migrateSqlite } from './migrate.js'
 
 type InventoryRow = [petId: bigint, quantity: bigint, status: string]

@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
 import { requireApiKey } from './http/auth.js'
 import { ErrorSchema } from './http/error.schema.js'
+import { healthRoutes } from './http/health.routes.js'
 import { registerErrorHandling, sendError } from './http/errors.js'
 import { API_PREFIX, registerOpenApi } from './http/openapi.js'
 import { inventoryMethodNotAllowed, inventoryRoutes } from './inventory/inventory.routes.js'
@@ -77,6 +78,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   registerErrorHandling(app)
   await registerOpenApi(app, config)
+  await app.register(healthRoutes, { storage: deps.storage })
 
   const inventory = new InventoryService(deps.storage)
   const keys = new KeysService(deps.storage)

@@ -13,9 +13,9 @@ export interface InventoryRoutesOptions {
 
 /** The inventory area. Auth is added by the enclosing scope; the 405 routes live outside it. */
 export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { inventory }) => {
-  // The list body is cached, filed under the inventory version that every writer moves, and the
+  // The list body is cached (as bytes, so a large list is not re-encoded per request), filed under the inventory version that every writer moves, and the
   // version is checked on every request: the cache can never serve a list older than the database.
-  let cached: { version: string; body: string } | undefined
+  let cached: { version: string; body: Buffer } | undefined
 
   app.get(
     '/inventory',
@@ -32,7 +32,7 @@ export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> 
       const version = await inventory.version()
       if (cached?.version !== version) {
         const snapshot = await inventory.snapshot()
-        cached = { version: snapshot.version, body: itemsJson(snapshot.items) }
+        cached = { version: snapshot.version, body: Buffer.from(itemsJson(snapshot.items)) }
       }
       return sendJsonText(reply, cached.body)
     },

@@ -44,5 +44,7 @@ export interface Storage {
   revokeKey(nameOrId: string | number, at: string): Promise<ApiKey | undefined>
   countKeys(): Promise<number>
 
+  /** Resolves when the database answers; throws UnavailableError when it does not. */
+  ping(): Promise<void>
   close(): Promise<void>
 }

@@ -184,6 +184,10 @@ export class PostgresStorage implements Storage {
     return rows[0]!.n
   }
 
+  async ping(): Promise<void> {
+    await this.query('SELECT 1')
+  }
+
   async close(): Promise<void> {
     await this.groupCommit.drain()
     await this.pool.end()

@@ -143,6 +143,10 @@ export class SqliteStorage implements Storage {
     return this.stmt.countKeys.get() as number
   }
 
+  async ping(): Promise<void> {
+    this.stmt.dataVersion.get()
+  }
+
   async close(): Promise<void> {
     await this.groupCommit.drain()
     this.db.close()

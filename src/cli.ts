@@ -13,7 +13,7 @@ import { createValidator } from './validation.js'
 const USAGE = `Usage: petstore <command>
 
 Commands:
-  serve                        start the HTTP service (what npm start runs)
+  serve [--workers N]          start the HTTP service (what npm start runs); N processes share the port
   migrate                      bring the database schema up to date
   keys create --name NAME      create an API key; prints the token alone on stdout
   keys list                    list API keys (never their secrets)
@@ -77,8 +77,10 @@ async function main(argv: string[]) {
   const [command, ...args] = argv
   switch (command) {
     case 'serve': {
+      const { values } = parseArgs({ args, options: { workers: { type: 'string' } } })
+      const env = values.workers === undefined ? process.env : { ...process.env, WORKERS: values.workers }
       const { serve } = await import('./server.js')
-      await serve(loadConfig())
+      await serve(loadConfig(env))
       return
     }
     case 'migrate': {

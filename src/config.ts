@@ -9,6 +9,7 @@ export interface Config {
   host: string
   databaseUrl: string
   dbPoolSize: number
+  workers: number
   dbTimeoutMs: number
   logLevel: (typeof LOG_LEVELS)[number]
   environment: (typeof ENVIRONMENTS)[number]
@@ -47,6 +48,12 @@ const VARIABLES: Record<string, Variable> = {
     allowed: "'sqlite:PATH' (a file path, or :memory:) or a postgres:// (postgresql://) connection URL",
     schema: Type.String({ pattern: '^(sqlite:.+|postgres(ql)?://.+)$' }),
     default: () => 'sqlite:./data/petstore.db',
+  },
+  WORKERS: {
+    key: 'workers',
+    allowed: 'an integer from 1 to 64 (processes serving one port; `serve --workers N` overrides)',
+    schema: Type.Integer({ minimum: 1, maximum: 64 }),
+    default: () => '1',
   },
   DB_POOL_SIZE: {
     key: 'dbPoolSize',

@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { BACKENDS, createKey, runCli, seed, startServer, type TestDatabase, type TestServer } from './helpers.js'
+
+const PETS = 100
+
+for (const backend of BACKENDS) {
+  describe(`several instances on one database act as one service (${backend.name})`, () => {
+    let database: TestDatabase
+    let a: TestServer
+    let b: TestServer
+    let token: string
+
+    before(async () => {
+      database = await backend.create()
+      a = await startServer(database.url)
+      b = await startServer(database.url)
+      token = await createKey(a, 'shared')
+      await seed(a, Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: 0, status: 'available' })))
+    })
+    after(async () => {
+      await Promise.all([a.stop(), b.stop()])
+      await database.drop()
+    })
+
+    const quantityOf = async (server: TestServer, petId: number) =>
+      (await server.request('GET', '/v1/inventory', { token })).body.find((i: { petId: bigint }) => i.petId === BigInt(petId))
+        .quantity
+
+    test('When a PATCH goes through one instance, then the very next GET through the other sees it', async () => {
+      // Warm both caches first, so a stale cache would show.
+      await quantityOf(a, 1)
+      await quantityOf(b, 1)
+      for (let round = 1; round <= 20; round++) {
+        const [writer, reader] = round % 2 ? [a, b] : [b, a]
+        const res = await writer.request('PATCH', '/v1/inventory/1', { token, body: { quantity: round } })
+        assert.equal(res.status, 200)
+        assert.equal(await quantityOf(reader, 1), round, `round ${round}`)
+      }
+    })
+
+    test('When a key is created or revoked with the CLI, then every instance honours it on its next request', async () => {
+      const fresh = await createKey(a, 'fresh')
+      for (const server of [a, b]) {
+        assert.equal((await server.request('GET', '/v1/inventory', { token: fresh })).status, 200)
+      }
+      const revoked = await runCli(['keys', 'revoke', 'fresh'], a.env)
+      assert.equal(revoked.code, 0, revoked.stderr)
+      for (const server of [a, b]) {
+        assert.equal((await server.request('GET', '/v1/inventory', { token: fresh })).status, 401)
+        assert.equal((await server.request('GET', '/v1/inventory', { token })).status, 200)
+      }
+    })
+
+    test('When an import runs beside the instances, then both see it on their next request', async () => {
+      await quantityOf(a, 2)
+      await quantityOf(b, 2)
+      await seed(a, [{ petId: 2, quantity: 777, status: 'pending' }])
+      assert.equal(await quantityOf(a, 2), 777)
+      assert.equal(await quantityOf(b, 2), 777)
+    })
+
+    test('When simultaneous PATCHes are spread over both instances, then they all land', async () => {
+      const results = await Promise.all(
+        Array.from({ length: PETS }, (_, i) =>
+          (i % 2 ? a : b).request('PATCH', `/v1/inventory/${i + 1}`, { token, body: { quantity: 10_000 + i } }),
+        ),
+      )
+      assert.ok(results.every((r) => r.status === 200), results.map((r) => r.status).join(','))
+      for (const server of [a, b]) {
+        const list = (await server.request('GET', '/v1/inventory', { token })).body
+        list.forEach((item: { petId: bigint; quantity: number }) =>
+          assert.equal(item.quantity, 10_000 + Number(item.petId) - 1),
+        )
+      }
+    })
+  })
+
+  describe(`serve --workers (${backend.name})`, () => {
+    let database: TestDatabase
+    let server: TestServer
+    let token: string
+
+    before(async () => {
+      database = await backend.create()
+      server = await startServer(database.url, { WORKERS: '2' })
+      token = await createKey(server, 'workers')
+      await seed(server, Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: 0, status: 'sold' })))
+    })
+    after(async () => {
+      await server.stop()
+      await database.drop()
+    })
+
+    test('When two workers share the port, then concurrent PATCHes all land, both workers serve, and SIGTERM exits 0', async () => {
+      const results = await Promise.all(
+        Array.from({ length: PETS }, (_, i) =>
+          server.request('PATCH', `/v1/inventory/${i + 1}`, { token, body: { quantity: i + 1 } }),
+        ),
+      )
+      assert.ok(results.every((r) => r.status === 200))
+      for (let i = 0; i < 20; i++) {
+        const list = (await server.request('GET', '/v1/inventory', { token })).body
+        list.forEach((item: { petId: bigint; quantity: number }) => assert.equal(item.quantity, Number(item.petId)))
+      }
+      await new Promise((r) => setTimeout(r, 100))
+      const pids = new Set(server.logs().filter((l) => l.msg === 'request').map((l) => l.pid))
+      assert.equal(pids.size, 2, `request log lines came from ${[...pids].join(', ')}`)
+      assert.equal(await server.stop(), 0)
+    })
+  })
+}

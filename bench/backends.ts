@@ -1,7 +1,5 @@
 // Database backends the service is benchmarked on. Each run gets a fresh, empty database.
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { postgresDatabase, postgresUnavailable, sqliteDatabase } from '../test/databases.js'
 
 export interface BenchDatabase {
   /** Value for the service's DATABASE_URL. */
@@ -16,19 +14,14 @@ export interface Backend {
   createDatabase(label: string): Promise<BenchDatabase>
 }
 
-export const sqliteBackend: Backend = {
-  name: 'sqlite',
-  async createDatabase(label) {
-    const dir = await mkdtemp(join(tmpdir(), `petstore-bench-${label}-`))
-    return {
-      url: `sqlite:${join(dir, 'bench.db')}`,
-      dispose: () => rm(dir, { recursive: true, force: true }),
-    }
-  },
-}
+const wrap = (db: { url: string; drop(): Promise<void> }): BenchDatabase => ({ url: db.url, dispose: () => db.drop() })
 
-// To add PostgreSQL later: a Backend whose createDatabase() connects with `pg` to
-// postgres://postgres@127.0.0.1:5432/postgres, runs CREATE DATABASE <fresh name>, returns
-// url postgres://postgres@127.0.0.1:5432/<fresh name>, and whose dispose() runs
-// DROP DATABASE <fresh name> WITH (FORCE). Then append it to BACKENDS.
-export const BACKENDS: readonly Backend[] = [sqliteBackend]
+export const sqliteBackend: Backend = { name: 'sqlite', createDatabase: async () => wrap(sqliteDatabase()) }
+export const postgresBackend: Backend = { name: 'postgres', createDatabase: async () => wrap(await postgresDatabase()) }
+
+/** SQLite always; PostgreSQL (postgres@127.0.0.1:5432, or TEST_POSTGRES_URL) when it answers. */
+export async function availableBackends(log: (line: string) => void): Promise<Backend[]> {
+  const reason = await postgresUnavailable()
+  if (reason) log(`skipping the postgres backend: ${reason}`)
+  return reason ? [sqliteBackend] : [sqliteBackend, postgresBackend]
+}

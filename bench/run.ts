@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { BACKENDS } from './backends.js'
+import { availableBackends } from './backends.js'
 import {
   DURATION_SECONDS, FIRST_PET_ID, GET_CONNECTIONS, LARGE_INVENTORY, LOAD_GRACE_MS, PATCH_CONNECTIONS,
   RATIO_TARGETS, SMALL_INVENTORY, WARMUP_SECONDS, WORKERS,
@@ -33,6 +33,7 @@ const RESULTS = join(ROOT, 'bench/RESULTS.md')
 
 const log = (msg: string): void => { console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`) }
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err))
+const BACKENDS = await availableBackends(log)
 
 /** Warm-up, then the measured run, against a server that has already answered correctly once. */
 async function measure(scenario: Scenario, running: Running, dataset: Dataset): Promise<Measured> {

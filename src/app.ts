@@ -5,7 +5,7 @@ import type { Config } from './config.js'
 import { requireApiKey } from './http/auth.js'
 import { ErrorSchema } from './http/error.schema.js'
 import { healthRoutes } from './http/health.routes.js'
-import { registerErrorHandling, sendError } from './http/errors.js'
+import { handleClientError, handleFrameworkError, registerErrorHandling, sendError } from './http/errors.js'
 import { API_PREFIX, registerOpenApi } from './http/openapi.js'
 import { inventoryMethodNotAllowed, inventoryRoutes } from './inventory/inventory.routes.js'
 import { InventoryItemSchema, InventoryUpdateSchema, PetStatusSchema } from './inventory/inventory.schema.js'
@@ -45,6 +45,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     return503OnClosing: false,
     // A long petId must reach the validator (400), not fall out of the router as a 404.
     routerOptions: { maxParamLength: 8192 },
+    clientErrorHandler: handleClientError,
+    frameworkErrors: handleFrameworkError,
     schemaErrorFormatter: (errors, dataVar) =>
       new Error(errors[0] ? describeValidationError(errors[0], dataVar) : `${dataVar} is invalid`),
   }).withTypeProvider<TypeBoxTypeProvider>()
@@ -62,12 +64,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   })
   app.addHook('onRequest', async (_request, reply) => {
     if (closing) {
-      reply.header('connection', 'close')
       return sendError(reply, 'service_unavailable', 'The service is shutting down; retry on another instance')
     }
   })
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id)
+    // Responses finishing during shutdown close their connection; an idle keep-alive connection
+    // would otherwise hold the server open until its keep-alive timeout.
+    if (closing) reply.header('connection', 'close')
   })
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(

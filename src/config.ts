@@ -13,13 +13,14 @@ export interface Config {
   dbTimeoutMs: number
   logLevel: (typeof LOG_LEVELS)[number]
   environment: (typeof ENVIRONMENTS)[number]
-  /** Where clients reach this instance, without the /v1 segment. */
+  /** Where clients reach this instance, without the /v1 segment; '' when not set. */
   publicBaseUrl: string
   productionBaseUrl: string
   stagingBaseUrl: string
 }
 
-const url = Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$' })
+const URL_PATTERN = 'https?://[^\\s/?#]+(/[^\\s?#]*)?'
+const url = Type.String({ pattern: `^${URL_PATTERN}$` })
 
 interface Variable {
   key: keyof Config
@@ -82,8 +83,8 @@ const VARIABLES: Record<string, Variable> = {
   PUBLIC_BASE_URL: {
     key: 'publicBaseUrl',
     allowed: 'an http(s) URL without the /v1 segment, e.g. https://petstore.example.com',
-    schema: url,
-    default: (c) => `http://${c.host?.includes(':') ? `[${c.host}]` : c.host}:${c.port}`,
+    schema: Type.String({ pattern: `^(${URL_PATTERN})?$` }),
+    default: () => '',
   },
   PRODUCTION_BASE_URL: {
     key: 'productionBaseUrl',
@@ -118,7 +119,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     }
   }
   if (problems.length > 0) throw new ConfigError(problems.join('\n'))
-  config.publicBaseUrl = config.publicBaseUrl?.replace(/\/+$/, '')
+  for (const key of ['publicBaseUrl', 'productionBaseUrl', 'stagingBaseUrl'] as const) {
+    config[key] = config[key]?.replace(/\/+$/, '')
+  }
   return Object.freeze(config as Config)
 }
 

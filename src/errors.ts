@@ -7,8 +7,10 @@ export const ERROR_CODES = {
   unauthorized: 401,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  headers_too_large: 431,
   internal_error: 500,
   service_unavailable: 503,
 } as const

@@ -1,4 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { STATUS_CODES as STATUS_CODES_TEXT } from 'node:http'
+import type { Duplex } from 'node:stream'
 import { DomainError, ERROR_CODES, type ErrorCode } from '../errors.js'
 
 /** Writes the spec's Error body; the single way any error leaves the service. */
@@ -38,6 +40,37 @@ function classify(error: FastifyError): { code: ErrorCode; message: string } {
     return { code: STATUS_CODES.get(status) ?? 'invalid_request', message: error.message }
   }
   return { code: 'internal_error', message: 'Internal server error' }
+}
+
+/** The Error body for a status, as raw HTTP/1.1 bytes: for connections too broken for a reply object. */
+function rawErrorResponse(code: ErrorCode, message: string): string {
+  const status = ERROR_CODES[code]
+  const body = JSON.stringify({ code, message, status })
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES_TEXT[status] ?? 'Error'}\r\n` +
+    `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+    `Connection: close\r\n\r\n${body}`
+  )
+}
+
+/**
+ * For Fastify's `clientErrorHandler`: requests Node's HTTP parser rejects before any route runs
+ * (bad framing, oversized headers, timeouts) still get the Error shape.
+ */
+export function handleClientError(error: NodeJS.ErrnoException, socket: Duplex) {
+  if (error.code === 'ECONNRESET' || !socket.writable) return
+  const [code, message]: [ErrorCode, string] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? ['headers_too_large', 'Request headers are too large']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? ['request_timeout', 'The request took too long to arrive']
+        : ['invalid_request', 'Malformed HTTP request']
+  socket.end(rawErrorResponse(code, message))
+}
+
+/** For Fastify's `frameworkErrors`: a URL that cannot be decoded. */
+export function handleFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  return sendError(reply, 'invalid_request', error.code === 'FST_ERR_BAD_URL' ? 'Malformed URL' : 'Invalid request')
 }
 
 export function registerErrorHandling(app: FastifyInstance) {

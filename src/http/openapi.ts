@@ -18,6 +18,7 @@ export function servers(config: Config) {
     { url: `${config.productionBaseUrl}${API_PREFIX}`, description: 'Production' },
     { url: `${config.stagingBaseUrl}${API_PREFIX}`, description: 'Staging' },
   ]
+  // Unset, "this server" is the relative /v1: right wherever the document is served from.
   const self = `${config.publicBaseUrl}${API_PREFIX}`
   if (!list.some((s) => s.url === self)) list.unshift({ url: self, description: `This server (${config.environment})` })
   return list
@@ -43,7 +44,7 @@ export async function registerOpenApi(app: FastifyInstance, config: Config) {
       security: [{ bearerAuth: [] }],
     },
     // Paths are relative to the servers, which all end in /v1.
-    stripBasePath: true,
+    transform: ({ schema, url }) => ({ schema, url: url.startsWith(`${API_PREFIX}/`) ? url.slice(API_PREFIX.length) : url }),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   })
 

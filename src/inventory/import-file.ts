@@ -22,7 +22,8 @@ const COLUMNS = ['petId', 'quantity', 'status']
  * record with the API's own validator. Throws InvalidInputError naming the first bad record.
  */
 export async function readInventoryFile(path: string, validateRecord: Validate): Promise<InventoryItem[]> {
-  const text = await readFile(path, 'utf8')
+  // A UTF-8 byte order mark is noise from some editors; both readers skip it.
+  const text = (await readFile(path, 'utf8')).replace(/^\uFEFF/, '')
   const extension = extname(path).toLowerCase()
   const raw =
     extension === '.json' ? jsonRecords(text) : extension === '.csv' ? csvRecords(text) : unsupported(extension)
@@ -55,12 +56,13 @@ function jsonRecords(text: string): RawRecord[] {
   if (!Array.isArray(data)) throw new InvalidInputError('A JSON import must be an array of {petId, quantity, status}')
   return data.map((entry: unknown, index) => {
     const where = `entry ${index + 1}`
-    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry) || isLosslessNumber(entry)) {
       throw new InvalidInputError(`${where}: must be an object {petId, quantity, status}`)
     }
     const { petId, ...rest } = entry as Record<string, unknown>
     const fields = Object.fromEntries(
-      Object.entries(rest).map(([key, value]) => [key, isLosslessNumber(value) ? Number(value.value) : value]),
+      // `+ 0` folds -0 into 0.
+      Object.entries(rest).map(([key, value]) => [key, isLosslessNumber(value) ? Number(value.value) + 0 : value]),
     )
     return { where, petId: isLosslessNumber(petId) ? petId.value : undefined, fields }
   })
@@ -77,7 +79,7 @@ function csvRecords(text: string): RawRecord[] {
       columns: (header: string[]) => {
         const missing = COLUMNS.filter((c) => !header.includes(c))
         const extra = header.filter((c) => !COLUMNS.includes(c))
-        if (missing.length > 0 || extra.length > 0) {
+        if (missing.length > 0 || extra.length > 0 || header.length !== COLUMNS.length) {
           throw new InvalidInputError(`line 1: the header must be ${COLUMNS.join(',')} (got ${header.join(',')})`)
         }
         return header
@@ -90,7 +92,7 @@ function csvRecords(text: string): RawRecord[] {
   return rows.map(({ record, info }) => {
     const { petId, quantity, ...rest } = record
     // CSV has no types: an integer-looking quantity becomes a number, anything else stays text and fails validation.
-    const fields = { ...rest, quantity: quantity !== undefined && /^-?\d+$/.test(quantity) ? Number(quantity) : quantity }
+    const fields = { ...rest, quantity: quantity !== undefined && /^(0|-?[1-9]\d*)$/.test(quantity) ? Number(quantity) : quantity }
     return { where: `line ${info.lines}`, petId, fields }
   })
 }

@@ -25,7 +25,10 @@ export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> 
         summary: 'List stock levels',
         description: 'Returns current stock levels for all pets in the store, sorted by petId ascending.',
         tags: ['inventory'],
-        response: { 200: Type.Array(Type.Ref('InventoryItem')), ...errorResponses(401, 500, 503) },
+        response: {
+          200: Type.Array(Type.Ref('InventoryItem'), { description: 'Every inventory entry, sorted by petId ascending.' }),
+          ...errorResponses(401, 500, 503),
+        },
       },
     },
     async (_request, reply) => {
@@ -52,7 +55,10 @@ export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> 
         'x-stability': 'experimental',
         params: PetIdParamsSchema,
         body: Type.Ref('InventoryUpdate'),
-        response: { 200: Type.Ref('InventoryItem'), ...errorResponses(400, 401, 404, 413, 415, 500, 503) },
+        response: {
+          200: Type.Ref('InventoryItem', { description: 'The updated entry, once the change is committed durably.' }),
+          ...errorResponses(400, 401, 404, 413, 415, 500, 503),
+        },
       },
     },
     async (request, reply) => {

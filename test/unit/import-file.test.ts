@@ -1,0 +1,198 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { after, describe, test } from 'node:test'
+import fc from 'fast-check'
+import { InvalidInputError } from '../../src/errors.js'
+import { readInventoryFile } from '../../src/inventory/import-file.js'
+import { InventoryRecordSchema, MAX_QUANTITY, PET_STATUSES, PetStatusSchema } from '../../src/inventory/inventory.schema.js'
+import { INT64_MAX, INT64_MIN } from '../../src/int64.js'
+import type { InventoryItem } from '../../src/storage/storage.js'
+import { createValidator } from '../../src/validation.js'
+
+// Built exactly as src/cli.ts builds it for `petstore import inventory`.
+const validate = createValidator([PetStatusSchema]).compile(InventoryRecordSchema)
+const EXAMPLES = fileURLToPath(new URL('../../../examples/', import.meta.url))
+
+const dir = mkdtempSync(join(tmpdir(), 'petstore-import-unit-'))
+after(() => rmSync(dir, { recursive: true, force: true }))
+let files = 0
+function write(extension: string, text: string): string {
+  const path = join(dir, `file-${++files}${extension}`)
+  writeFileSync(path, text)
+  return path
+}
+const read = (extension: string, text: string) => readInventoryFile(write(extension, text), validate)
+
+async function rejectsNaming(promise: Promise<unknown>, ...mentions: RegExp[]) {
+  await assert.rejects(promise, (error: unknown) => {
+    assert.ok(error instanceof InvalidInputError, `an InvalidInputError, got ${String(error)}`)
+    assert.equal(error.code, 'invalid_request')
+    for (const pattern of mentions) assert.match(error.message, pattern)
+    return true
+  })
+}
+
+const jsonText = (items: InventoryItem[]) =>
+  `[${items.map((i) => `{"petId":${i.petId},"quantity":${i.quantity},"status":"${i.status}"}`).join(',')}]`
+
+describe('readInventoryFile: valid files', () => {
+  test('When the example JSON file is read, then every item is exact, a petId beyond 2^53 included', async () => {
+    assert.deepEqual(await readInventoryFile(join(EXAMPLES, 'inventory.json'), validate), [
+      { petId: 1n, quantity: 12, status: 'available' },
+      { petId: 2n, quantity: 0, status: 'sold' },
+      { petId: 3n, quantity: 4, status: 'pending' },
+      { petId: 10n, quantity: 25, status: 'available' },
+      { petId: 9007199254740993n, quantity: 1, status: 'available' },
+    ])
+  })
+
+  test('When the example CSV file is read, then every item is exact', async () => {
+    assert.deepEqual(await readInventoryFile(join(EXAMPLES, 'inventory.csv'), validate), [
+      { petId: 1n, quantity: 12, status: 'available' },
+      { petId: 2n, quantity: 0, status: 'sold' },
+      { petId: 3n, quantity: 4, status: 'pending' },
+    ])
+  })
+
+  test('When JSON has CRLF, other key orders, whitespace and the int64 extremes, then the items are exact and in file order', async () => {
+    const text =
+      '[\r\n  { "status" : "sold", "petId" : 9223372036854775807, "quantity" : 2147483647 },\r\n' +
+      '  {"quantity":0,"status":"pending","petId":-9223372036854775808},\r\n  {"petId":0,"status":"available","quantity":1}\r\n]\r\n'
+    assert.deepEqual(await read('.json', text), [
+      { petId: INT64_MAX, quantity: 2147483647, status: 'sold' },
+      { petId: INT64_MIN, quantity: 0, status: 'pending' },
+      { petId: 0n, quantity: 1, status: 'available' },
+    ])
+  })
+
+  test('When the extension is upper case or the array is empty, then the file is still read', async () => {
+    assert.deepEqual(await read('.JSON', '[{"petId":7,"quantity":1,"status":"sold"}]'), [{ petId: 7n, quantity: 1, status: 'sold' }])
+    assert.deepEqual(await read('.json', ' [ ] '), [])
+    assert.deepEqual(await read('.csv', 'petId,quantity,status\n'), [])
+  })
+
+  test('When CSV has a BOM, CRLF endings, reordered columns, quotes, spaces and blank lines, then the items are exact', async () => {
+    const text =
+      '\uFEFFstatus,quantity,petId\r\n' +
+      'available,12,9223372036854775807\r\n' +
+      '\r\n' +
+      ' "sold" , 0 , -9223372036854775808 \r\n' +
+      'pending,"4",9007199254740993\r\n'
+    assert.deepEqual(await read('.csv', text), [
+      { petId: INT64_MAX, quantity: 12, status: 'available' },
+      { petId: INT64_MIN, quantity: 0, status: 'sold' },
+      { petId: 9007199254740993n, quantity: 4, status: 'pending' },
+    ])
+  })
+
+  test('When a UTF-8 JSON file starts with a BOM, then it is read like the CSV reader reads one', async () => {
+    assert.deepEqual(await read('.json', '\uFEFF[{"petId":1,"quantity":2,"status":"sold"}]'), [{ petId: 1n, quantity: 2, status: 'sold' }])
+  })
+})
+
+describe('readInventoryFile: invalid records name their entry or line', () => {
+  const good = '{"petId":1,"quantity":1,"status":"sold"}'
+  const jsonCases: [string, string, RegExp, string?][] = [
+    ['no petId', '{"quantity":1,"status":"sold"}', /petId/],
+    ['a string petId', '{"petId":"2","quantity":1,"status":"sold"}', /petId/],
+    ['a null petId', '{"petId":null,"quantity":1,"status":"sold"}', /petId/],
+    ['a fractional petId', '{"petId":2.5,"quantity":1,"status":"sold"}', /petId/],
+    ['an exponent petId', '{"petId":2e3,"quantity":1,"status":"sold"}', /petId/],
+    ['a petId of -0', '{"petId":-0,"quantity":1,"status":"sold"}', /petId/],
+    ['a petId above int64', '{"petId":9223372036854775808,"quantity":1,"status":"sold"}', /petId/],
+    ['a petId below int64', '{"petId":-9223372036854775809,"quantity":1,"status":"sold"}', /petId/],
+    ['a duplicate petId', '{"petId":1,"quantity":2,"status":"sold"}', /petId 1 appears twice \(first at entry 1\)/],
+    ['a string quantity', '{"petId":2,"quantity":"1","status":"sold"}', /quantity/],
+    ['a negative quantity', '{"petId":2,"quantity":-1,"status":"sold"}', /quantity/],
+    ['a fractional quantity', '{"petId":2,"quantity":1.5,"status":"sold"}', /quantity/],
+    ['a quantity above int32', '{"petId":2,"quantity":2147483648,"status":"sold"}', /quantity/],
+    ['a huge quantity', '{"petId":2,"quantity":1e400,"status":"sold"}', /quantity/],
+    ['a null quantity', '{"petId":2,"quantity":null,"status":"sold"}', /quantity/],
+    ['no quantity', '{"petId":2,"status":"sold"}', /quantity/],
+    ['an unknown status', '{"petId":2,"quantity":1,"status":"lost"}', /available, pending, sold/],
+    ['a status in the wrong case', '{"petId":2,"quantity":1,"status":"Sold"}', /status/],
+    ['no status', '{"petId":2,"quantity":1}', /status/],
+    ['an unknown field', '{"petId":2,"quantity":1,"status":"sold","name":"Rex"}', /name/],
+    ['a number', '5', /object/],
+    ['an array', '[1,1,"sold"]', /object/],
+    ['null', 'null', /object/],
+  ]
+  for (const [label, entry, mentions, todo] of jsonCases) {
+    test(`When a JSON entry has ${label}, then the error names entry 2 and the problem`, { todo }, async () => {
+      await rejectsNaming(read('.json', `[${good},\n${entry}]`), /^entry 2\b/, mentions)
+    })
+  }
+
+  const header = 'petId,quantity,status\n'
+  const csvCases: [string, string, RegExp][] = [
+    ['a non-numeric petId', 'abc,1,sold', /petId/],
+    ['an empty petId', ',1,sold', /petId/],
+    ['a petId with leading zeros', '007,1,sold', /petId/],
+    ['a petId above int64', '9223372036854775808,1,sold', /petId/],
+    ['a duplicate petId', '1,5,sold', /petId 1 appears twice \(first at line 2\)/],
+    ['a non-numeric quantity', '2,many,sold', /quantity/],
+    ['an empty quantity', '2,,sold', /quantity/],
+    ['a negative quantity', '2,-1,sold', /quantity/],
+    ['a fractional quantity', '2,1.5,sold', /quantity/],
+    ['a quantity above int32', '2,2147483648,sold', /quantity/],
+    ['an unknown status', '2,1,lost', /available, pending, sold/],
+    ['an empty status', '2,1,', /status/],
+    ['too few fields', '2,1', /line 3/],
+    ['too many fields', '2,1,sold,extra', /line 3/],
+  ]
+  for (const [label, row, mentions] of csvCases) {
+    test(`When a CSV row has ${label}, then the error names line 3 and the problem`, async () => {
+      await rejectsNaming(read('.csv', `${header}1,1,sold\n${row}\n`), /line 3\b/, mentions)
+    })
+  }
+
+  test('When the CSV header is wrong, then the error names line 1', async () => {
+    for (const head of ['petId,quantity', 'petId,quantity,status,name', 'petid,quantity,status', '1,2,sold']) {
+      await rejectsNaming(read('.csv', `${head}\n1,2,sold\n`), /^line 1: the header must be petId,quantity,status/)
+    }
+  })
+
+  test('When the CSV header repeats a column, then it is rejected', async () => {
+    await rejectsNaming(read('.csv', 'petId,quantity,status,status\n1,2,available,sold\n'), /line 1/)
+  })
+
+  test('When the whole file is not an inventory, then InvalidInputError says why', async () => {
+    await rejectsNaming(read('.json', '[{"petId":1,'), /Not valid JSON/)
+    await rejectsNaming(read('.json', '{"petId":1,"quantity":1,"status":"sold"}'), /must be an array/)
+    await rejectsNaming(read('.json', '[{"petId":1,"petId":2,"quantity":1,"status":"sold"}]'), /Not valid JSON.*petId/)
+    await rejectsNaming(read('.txt', '[]'), /Unsupported file type '\.txt'/)
+  })
+})
+
+describe('readInventoryFile: round trip', () => {
+  const items = fc.uniqueArray(
+    fc.record({
+      petId: fc.bigInt({ min: INT64_MIN, max: INT64_MAX }),
+      quantity: fc.integer({ min: 0, max: MAX_QUANTITY }),
+      status: fc.constantFrom(...PET_STATUSES),
+    }).map((item): InventoryItem => ({ ...item })), // fc.record makes null-prototype objects
+    { selector: (item) => item.petId, maxLength: 40 },
+  )
+
+  test('When any unique valid records are written as JSON with bare-digit petIds, then reading gives them back exactly', async () => {
+    await fc.assert(
+      fc.asyncProperty(items, async (records) => {
+        assert.deepEqual(await read('.json', jsonText(records)), records)
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  test('When any unique valid records are written as CSV, then reading gives them back exactly', async () => {
+    await fc.assert(
+      fc.asyncProperty(items, async (records) => {
+        const text = `petId,quantity,status\n${records.map((r) => `${r.petId},${r.quantity},${r.status}`).join('\n')}\n`
+        assert.deepEqual(await read('.csv', text), records)
+      }),
+      { numRuns: 300 },
+    )
+  })
+})

@@ -42,6 +42,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
     },
     bodyLimit: BODY_LIMIT,
+    // A client gets 30 s to send a whole request (slow senders must not hold sockets forever): 408.
+    requestTimeout: 30_000,
     return503OnClosing: false,
     // A long petId must reach the validator (400), not fall out of the router as a 404.
     routerOptions: { maxParamLength: 8192 },

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { UnavailableError } from '../../errors.js'
 import type { PetStatus } from '../../inventory/inventory.schema.js'
 import type { ApiKey, InventoryItem, Storage } from '../storage.js'
 import { GroupCommit } from '../group-commit.js'
@@ -28,6 +29,14 @@ const toKey = (row: KeyRow): ApiKey => ({
   lastUsedAt: row.last_used_at,
   revokedAt: row.revoked_at,
 })
+
+/** A write that waited out the busy timeout behind another process's lock was not applied: retryable. */
+function classify(error: unknown): unknown {
+  if (error instanceof Database.SqliteError && error.code.startsWith('SQLITE_BUSY')) {
+    return new UnavailableError('The database is busy; retry shortly')
+  }
+  return error
+}
 
 export interface SqliteOptions {
   /** How long a writer waits for another process's write lock before failing. */
@@ -81,18 +90,14 @@ export class SqliteStorage implements Storage {
       ),
       countKeys: db.prepare('SELECT count(*) FROM api_keys').pluck(),
     }
-    this.groupCommit = new GroupCommit((batch) => {
-      const results = db
-        .transaction(() =>
-          batch.map(({ petId, quantity }) => {
-            const row = this.stmt.setQuantity.all(quantity, petId)[0] as InventoryRow | undefined
-            return row && toItem(row)
-          }),
-        )
-        .immediate()
-      this.ownWrites++
-      return results
-    })
+    this.groupCommit = new GroupCommit((batch) =>
+      this.write(() =>
+        batch.map(({ petId, quantity }) => {
+          const row = this.stmt.setQuantity.all(quantity, petId)[0] as InventoryRow | undefined
+          return row && toItem(row)
+        }),
+      ),
+    )
   }
 
   async inventoryVersion(): Promise<string> {
@@ -108,12 +113,20 @@ export class SqliteStorage implements Storage {
   }
 
   async upsertInventory(items: InventoryItem[]): Promise<void> {
-    this.db
-      .transaction(() => {
-        for (const item of items) this.stmt.upsert.run(item.petId, item.quantity, item.status)
-      })
-      .immediate()
-    this.ownWrites++
+    this.write(() => {
+      for (const item of items) this.stmt.upsert.run(item.petId, item.quantity, item.status)
+    })
+  }
+
+  /** One IMMEDIATE transaction that writes the inventory, counted so this process's cache sees it. */
+  private write<T>(body: () => T): T {
+    try {
+      const result = this.db.transaction(body).immediate()
+      this.ownWrites++
+      return result
+    } catch (error) {
+      throw classify(error)
+    }
   }
 
   async findActiveKey(hash: Buffer) {

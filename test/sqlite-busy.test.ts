@@ -1,0 +1,42 @@
+import Database from 'better-sqlite3'
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { createKey, seed, sqliteDatabase, startServer, type TestDatabase, type TestServer } from './helpers.js'
+
+describe('SQLite write lock held by another process', () => {
+  let database: TestDatabase
+  let server: TestServer
+  let token: string
+
+  before(async () => {
+    database = sqliteDatabase()
+    server = await startServer(database.url, { DB_TIMEOUT_MS: '300' })
+    token = await createKey(server, 'busy')
+    await seed(server, [{ petId: 1, quantity: 1, status: 'available' }])
+  })
+  after(async () => {
+    await server.stop()
+    await database.drop()
+  })
+
+  test('When another writer holds the lock past the busy timeout, then PATCH gets 503 and nothing changes; once released, writes work', async () => {
+    const other = new Database(database.url.slice('sqlite:'.length))
+    other.exec('BEGIN IMMEDIATE')
+    try {
+      const started = Date.now()
+      const res = await server.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 50 } })
+      assert.equal(res.status, 503, res.text)
+      assert.deepEqual(res.body, { code: 'service_unavailable', message: res.body.message, status: 503 })
+      assert.ok(Date.now() - started < 3000)
+      // Reads are not blocked by a writer in WAL mode.
+      const list = await server.request('GET', '/v1/inventory', { token })
+      assert.equal(list.body[0].quantity, 1)
+    } finally {
+      other.exec('ROLLBACK')
+      other.close()
+    }
+    const res = await server.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 51 } })
+    assert.equal(res.status, 200)
+    assert.equal((await server.request('GET', '/v1/inventory', { token })).body[0].quantity, 51)
+  })
+})

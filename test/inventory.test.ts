@@ -17,6 +17,11 @@ for (const backend of BACKENDS) {
       { petId: INT64_MAX, quantity: 1, status: 'available' },
       { petId: INT64_MIN, quantity: 2, status: 'pending' },
       { petId: 0n, quantity: 0, status: 'sold' },
+      // Numeric order differs from text order here (2 < 10 < 100, but "10" < "100" < "2").
+      { petId: 10n, quantity: 100, status: 'available' },
+      { petId: 100n, quantity: 1000, status: 'pending' },
+      { petId: -10n, quantity: 3, status: 'sold' },
+      { petId: -2n, quantity: 4, status: 'sold' },
     ]
     const sorted = [...seedItems].sort((a, b) => (a.petId < b.petId ? -1 : a.petId > b.petId ? 1 : 0))
 

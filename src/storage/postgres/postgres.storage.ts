@@ -87,7 +87,7 @@ export class PostgresStorage implements Storage {
 
   async listInventory(): Promise<InventoryItem[]> {
     const rows = await this.query<{ pet_id: string; quantity: number; status: PetStatus }>(
-      'SELECT pet_id::text AS pet_id, quantity, status FROM inventory ORDER BY pet_id',
+      'SELECT i.pet_id::text AS pet_id, i.quantity, i.status FROM inventory AS i ORDER BY i.pet_id',
     )
     return rows.map((r) => ({ petId: BigInt(r.pet_id), quantity: r.quantity, status: r.status }))
   }

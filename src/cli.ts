@@ -107,11 +107,11 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof ConfigError) {
     log(`Invalid configuration:\n${error.message}`)
     process.exitCode = 2
-  } else if (error instanceof UsageError) {
-    log(`${error.message}\n\n${USAGE}`)
+  } else if (error instanceof UsageError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS_')) {
+    log(`${(error as Error).message}\n\n${USAGE}`)
     process.exitCode = 2
-  } else if (error instanceof DomainError || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-    log(`Error: ${(error as Error).message}`)
+  } else if (error instanceof DomainError) {
+    log(`Error: ${error.message}`)
     process.exitCode = 1
   } else {
     log(`Unexpected failure: ${(error as Error).stack ?? String(error)}`)

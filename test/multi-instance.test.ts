@@ -76,6 +76,40 @@ for (const backend of BACKENDS) {
     })
   })
 
+  describe(`overlapping writers on one database (${backend.name})`, () => {
+    let database: TestDatabase
+    let servers: TestServer[]
+    let token: string
+
+    before(async () => {
+      database = await backend.create()
+      servers = [await startServer(database.url), await startServer(database.url)]
+      token = await createKey(servers[0]!, 'overlap')
+      // Enough rows that PostgreSQL drives the update by index in batch order, not by a scan in table order.
+      await seed(servers[0]!, Array.from({ length: 5000 }, (_, i) => ({ petId: i + 1, quantity: 0, status: 'available' })))
+    })
+    after(async () => {
+      await Promise.all(servers.map((s) => s.stop()))
+      await database.drop()
+    })
+
+    test('When both instances update the same few pets in mixed orders at once, then every write succeeds (no deadlock)', async () => {
+      for (let round = 0; round < 5; round++) {
+        const results = await Promise.all(
+          Array.from({ length: 200 }, (_, i) => {
+            // Pets descend on one instance and ascend on the other, so batches overlap in opposite orders.
+            const petId = i % 2 ? 10 - (i % 10) : (i % 10) + 1
+            return servers[i % 2]!.request('PATCH', `/v1/inventory/${petId}`, { token, body: { quantity: i } })
+          }),
+        )
+        assert.deepEqual(
+          results.filter((r) => r.status !== 200).map((r) => r.text),
+          [],
+        )
+      }
+    })
+  })
+
   describe(`serve --workers (${backend.name})`, () => {
     let database: TestDatabase
     let server: TestServer

@@ -23,7 +23,7 @@ const COLUMNS = ['petId', 'quantity', 'status']
  */
 export async function readInventoryFile(path: string, validateRecord: Validate): Promise<InventoryItem[]> {
   // A UTF-8 byte order mark is noise from some editors; both readers skip it.
-  const text = (await readFile(path, 'utf8')).replace(/^\uFEFF/, '')
+  const text = (await readText(path)).replace(/^\uFEFF/, '')
   const extension = extname(path).toLowerCase()
   const raw =
     extension === '.json' ? jsonRecords(text) : extension === '.csv' ? csvRecords(text) : unsupported(extension)
@@ -39,6 +39,16 @@ export async function readInventoryFile(path: string, validateRecord: Validate):
     }
     return { petId, quantity: fields.quantity as number, status: fields.status as PetStatus }
   })
+}
+
+async function readText(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : (code ?? 'unreadable')
+    throw new InvalidInputError(`Cannot read ${path}: ${why}`)
+  }
 }
 
 function unsupported(extension: string): never {

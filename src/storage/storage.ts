@@ -40,7 +40,7 @@ export interface Storage {
   touchKey(id: number, at: string): Promise<void>
   createKey(name: string, hash: Buffer, at: string): Promise<ApiKey>
   listKeys(): Promise<ApiKey[]>
-  /** Revokes the active key with this name, or the key with this id; returns it, or undefined. */
+  /** Revokes the active key with this name or id; returns it, or undefined when there is none. */
   revokeKey(nameOrId: string | number, at: string): Promise<ApiKey | undefined>
   countKeys(): Promise<number>
 

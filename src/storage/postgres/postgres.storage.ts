@@ -47,8 +47,10 @@ export class PostgresStorage implements Storage {
   private constructor(
     private readonly pool: pg.Pool,
     readonly migrationsApplied: string[],
+    poolSize: number,
   ) {
-    this.groupCommit = new GroupCommit((batch) => this.commitQuantities(batch))
+    // Half the pool commits batches; the rest stays free for reads and authentication.
+    this.groupCommit = new GroupCommit((batch) => this.commitQuantities(batch), Math.max(1, poolSize >> 1))
   }
 
   static async open(url: string, options: PostgresOptions): Promise<PostgresStorage> {
@@ -65,7 +67,7 @@ export class PostgresStorage implements Storage {
     // An idle connection dropped by the server emits here; without a listener it would crash the process.
     pool.on('error', () => {})
     try {
-      return new PostgresStorage(pool, await migratePostgres(pool))
+      return new PostgresStorage(pool, await migratePostgres(pool), options.poolSize)
     } catch (error) {
       await pool.end()
       throw error
@@ -97,19 +99,26 @@ export class PostgresStorage implements Storage {
   }
 
   /**
-   * One statement, one commit, for a whole batch. When a pet appears more than once, the batch is
+   * One transaction, one commit, for a whole batch. When a pet appears more than once, the batch is
    * applied as if in submission order: the last value is stored, and each caller gets its own value.
+   * Rows are locked in petId order first, as every writer does (see upsertInventory), so batches
+   * committing at once, here or in other instances, cannot deadlock.
    */
   private async commitQuantities(batch: { petId: bigint; quantity: number }[]) {
     const last = new Map<bigint, number>()
     for (const { petId, quantity } of batch) last.set(petId, quantity)
-    const rows = await this.query<{ pet_id: string; status: PetStatus }>(
-      `UPDATE inventory AS i SET quantity = v.quantity
-       FROM unnest($1::bigint[], $2::integer[]) AS v(pet_id, quantity)
-       WHERE i.pet_id = v.pet_id
-       RETURNING i.pet_id::text AS pet_id, i.status`,
-      [[...last.keys()].map(String), [...last.values()]],
-    )
+    const ids = [...last.keys()].map(String)
+    const rows = await this.transaction(async (client) => {
+      await client.query('SELECT 1 FROM inventory WHERE pet_id = ANY($1::bigint[]) ORDER BY pet_id FOR UPDATE', [ids])
+      const result = await client.query<{ pet_id: string; status: PetStatus }>(
+        `UPDATE inventory AS i SET quantity = v.quantity
+         FROM unnest($1::bigint[], $2::integer[]) AS v(pet_id, quantity)
+         WHERE i.pet_id = v.pet_id
+         RETURNING i.pet_id::text AS pet_id, i.status`,
+        [ids, [...last.values()]],
+      )
+      return result.rows
+    })
     const status = new Map(rows.map((r) => [BigInt(r.pet_id), r.status]))
     return batch.map(({ petId, quantity }) => {
       const s = status.get(petId)
@@ -117,27 +126,39 @@ export class PostgresStorage implements Storage {
     })
   }
 
+  /** Inserts or replaces every item in one transaction, in petId order (the lock order of all writers). */
   async upsertInventory(items: InventoryItem[]): Promise<void> {
-    const client = await this.pool.connect().catch((error: unknown) => {
-      throw classify(error)
-    })
-    try {
-      await client.query('BEGIN')
-      for (let i = 0; i < items.length; i += 10_000) {
-        const chunk = items.slice(i, i + 10_000)
+    const sorted = [...items].sort((a, b) => (a.petId < b.petId ? -1 : a.petId > b.petId ? 1 : 0))
+    await this.transaction(async (client) => {
+      for (let i = 0; i < sorted.length; i += 10_000) {
+        const chunk = sorted.slice(i, i + 10_000)
         await client.query(
           `INSERT INTO inventory (pet_id, quantity, status)
-           SELECT * FROM unnest($1::bigint[], $2::integer[], $3::text[])
+           SELECT * FROM unnest($1::bigint[], $2::integer[], $3::text[]) AS v(pet_id, quantity, status) ORDER BY 1
            ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, status = excluded.status`,
           [chunk.map((x) => String(x.petId)), chunk.map((x) => x.quantity), chunk.map((x) => x.status)],
         )
       }
+    })
+  }
+
+  private async transaction<T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect().catch((error: unknown) => {
+      throw classify(error)
+    })
+    let broken: unknown
+    try {
+      await client.query('BEGIN')
+      const result = await body(client)
       await client.query('COMMIT')
+      return result
     } catch (error) {
+      broken = error
       await client.query('ROLLBACK').catch(() => {})
       throw classify(error)
     } finally {
-      client.release()
+      // A client whose connection failed mid-transaction is discarded, not returned to the pool.
+      client.release(broken instanceof pg.DatabaseError ? undefined : (broken as Error | undefined))
     }
   }
 
@@ -169,7 +190,7 @@ export class PostgresStorage implements Storage {
     const rows =
       typeof nameOrId === 'number'
         ? await this.query<KeyRow>(
-            'UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2 RETURNING *',
+            'UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING *',
             [at, nameOrId],
           )
         : await this.query<KeyRow>(

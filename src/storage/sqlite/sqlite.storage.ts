@@ -86,7 +86,7 @@ export class SqliteStorage implements Storage {
         'UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL RETURNING *',
       ),
       revokeById: db.prepare(
-        'UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? RETURNING *',
+        'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING *',
       ),
       countKeys: db.prepare('SELECT count(*) FROM api_keys').pluck(),
     }

@@ -90,7 +90,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const keys = new KeysService(deps.storage)
   await app.register(
     async (secured) => {
-      requireApiKey(secured, keys)
+      requireApiKey(secured, keys, deps.storage)
       await secured.register(inventoryRoutes, { inventory })
     },
     { prefix: API_PREFIX },

@@ -31,9 +31,9 @@ export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> 
         },
       },
     },
-    async (_request, reply) => {
-      const version = await inventory.version()
-      if (cached?.version !== version) {
+    async (request, reply) => {
+      // Read by the auth hook at the start of this request: a cache filed under it is current.
+      if (cached?.version !== request.versions.inventory) {
         const snapshot = await inventory.snapshot()
         cached = { version: snapshot.version, body: Buffer.from(itemsJson(snapshot.items)) }
       }

@@ -9,14 +9,9 @@ export interface InventorySnapshot {
 export class InventoryService {
   constructor(private readonly storage: Storage) {}
 
-  /** The change counter of the inventory; equal values mean equal contents. */
-  version(): Promise<string> {
-    return this.storage.inventoryVersion()
-  }
-
   /** The version is read first, so a snapshot is never older than the version it is filed under. */
   async snapshot(): Promise<InventorySnapshot> {
-    const version = await this.storage.inventoryVersion()
+    const { inventory: version } = await this.storage.versions()
     return { version, items: await this.storage.listInventory() }
   }
 

@@ -5,21 +5,36 @@ import { KEY_NAME_PATTERN, generateKey, hashKey, isWellFormedKey, sameHash } fro
 const BEARER = /^bearer +(\S+) *$/i
 /** last_used_at is kept to the minute: writing it on every request would cost a commit each. */
 const TOUCH_INTERVAL_MS = 60_000
+/** Bound on remembered verifications; only valid keys get in, and past the bound it starts afresh. */
+const MAX_VERIFIED = 10_000
 
 export class KeysService {
   private readonly touchedAt = new Map<number, number>()
+  /** Authorization values already verified, each valid while the keys' version it was checked at holds. */
+  private readonly verified = new Map<string, { id: number; version: string }>()
 
   constructor(private readonly storage: Storage) {}
 
-  /** Resolves with the key id for a valid `Authorization` header value; throws UnauthorizedError otherwise. */
-  async authenticate(authorization: string | undefined): Promise<number> {
+  /**
+   * Resolves with the key id for a valid `Authorization` header value; throws UnauthorizedError
+   * otherwise. `keysVersion` is the storage's keys version read at the start of the request: a key
+   * created or revoked since any earlier request moves it, so a remembered verification is never stale.
+   */
+  async authenticate(authorization: string | undefined, keysVersion: string): Promise<number> {
     if (!authorization) throw new UnauthorizedError('Missing API key: send Authorization: Bearer <API_KEY>')
+    const known = this.verified.get(authorization)
+    if (known?.version === keysVersion) {
+      this.touch(known.id)
+      return known.id
+    }
     const token = BEARER.exec(authorization)?.[1]
     if (!token || !isWellFormedKey(token)) throw new UnauthorizedError('Malformed API key')
     const hash = hashKey(token)
     const key = await this.storage.findActiveKey(hash)
     // The lookup is by hash, so it reveals nothing about the token; the compare is constant-time anyway.
     if (!key || !sameHash(key.hash, hash)) throw new UnauthorizedError('Unknown or revoked API key')
+    if (this.verified.size >= MAX_VERIFIED) this.verified.clear()
+    this.verified.set(authorization, { id: key.id, version: keysVersion })
     this.touch(key.id)
     return key.id
   }

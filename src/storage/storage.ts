@@ -6,6 +6,11 @@ export interface InventoryItem {
   status: PetStatus
 }
 
+export interface Versions {
+  inventory: string
+  keys: string
+}
+
 export interface ApiKey {
   id: number
   name: string
@@ -24,10 +29,11 @@ export interface Storage {
   readonly migrationsApplied: string[]
 
   /**
-   * An opaque token that changes whenever any writer (this process, the CLI, another instance) has
-   * committed a change to the inventory. Read it before reading the data it guards.
+   * Opaque change counters, read together in one step: `inventory` moves whenever any writer (this
+   * process, the CLI, another instance) commits a change to the inventory; `keys` whenever a key is
+   * created or revoked. Equal values mean unchanged data. Read them before the data they guard.
    */
-  inventoryVersion(): Promise<string>
+  versions(): Promise<Versions>
   /** All entries, sorted by petId ascending. */
   listInventory(): Promise<InventoryItem[]>
   /** Sets one entry's quantity; undefined when the pet has no entry. Resolves after the commit. */

@@ -2,7 +2,7 @@ import pg from 'pg'
 import { UnavailableError } from '../../errors.js'
 import type { PetStatus } from '../../inventory/inventory.schema.js'
 import { GroupCommit } from '../group-commit.js'
-import type { ApiKey, InventoryItem, Storage } from '../storage.js'
+import type { ApiKey, InventoryItem, Storage, Versions } from '../storage.js'
 import { migratePostgres } from './migrate.js'
 
 export interface PostgresOptions {
@@ -82,9 +82,11 @@ export class PostgresStorage implements Storage {
     }
   }
 
-  async inventoryVersion(): Promise<string> {
-    const rows = await this.query<{ version: string }>('SELECT version::text AS version FROM inventory_version')
-    return rows[0]!.version
+  async versions(): Promise<Versions> {
+    const rows = await this.query<Versions>(
+      'SELECT i.version::text AS inventory, k.version::text AS keys FROM inventory_version AS i, keys_version AS k',
+    )
+    return rows[0]!
   }
 
   async listInventory(): Promise<InventoryItem[]> {

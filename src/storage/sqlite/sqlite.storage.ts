@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { UnavailableError } from '../../errors.js'
 import type { PetStatus } from '../../inventory/inventory.schema.js'
-import type { ApiKey, InventoryItem, Storage } from '../storage.js'
+import type { ApiKey, InventoryItem, Storage, Versions } from '../storage.js'
 import { GroupCommit } from '../group-commit.js'
 import { migrateSqlite } from './migrate.js'
 
@@ -58,8 +58,9 @@ export class SqliteStorage implements Storage {
   readonly dialect = 'sqlite'
   readonly migrationsApplied: string[]
   private readonly db: Database.Database
-  /** Moves with this connection's own inventory commits, which data_version does not count. */
-  private ownWrites = 0
+  /** This connection's own commits, which data_version does not count (it counts other connections'). */
+  private ownInventoryWrites = 0
+  private ownKeyWrites = 0
   private readonly groupCommit: GroupCommit<{ petId: bigint; quantity: number }, InventoryItem | undefined>
 
   private readonly stmt
@@ -100,8 +101,9 @@ export class SqliteStorage implements Storage {
     )
   }
 
-  async inventoryVersion(): Promise<string> {
-    return `${String(this.stmt.dataVersion.get())}.${this.ownWrites}`
+  async versions(): Promise<Versions> {
+    const others = String(this.stmt.dataVersion.get())
+    return { inventory: `${others}.${this.ownInventoryWrites}`, keys: `${others}.${this.ownKeyWrites}` }
   }
 
   async listInventory(): Promise<InventoryItem[]> {
@@ -122,7 +124,7 @@ export class SqliteStorage implements Storage {
   private write<T>(body: () => T): T {
     try {
       const result = this.db.transaction(body).immediate()
-      this.ownWrites++
+      this.ownInventoryWrites++
       return result
     } catch (error) {
       throw classify(error)
@@ -138,7 +140,9 @@ export class SqliteStorage implements Storage {
   }
 
   async createKey(name: string, hash: Buffer, at: string): Promise<ApiKey> {
-    return toKey(this.stmt.createKey.all(name, hash, at)[0] as KeyRow)
+    const row = this.stmt.createKey.all(name, hash, at)[0] as KeyRow
+    this.ownKeyWrites++
+    return toKey(row)
   }
 
   async listKeys(): Promise<ApiKey[]> {
@@ -149,6 +153,7 @@ export class SqliteStorage implements Storage {
     const rows = (
       typeof nameOrId === 'number' ? this.stmt.revokeById.all(at, nameOrId) : this.stmt.revokeByName.all(at, nameOrId)
     ) as KeyRow[]
+    this.ownKeyWrites++
     return rows[0] && toKey(rows[0])
   }
 

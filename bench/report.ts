@@ -90,7 +90,8 @@ export function markdown(info: RunInfo, rows: readonly Row[]): string {
     `- Connections: ${info.getConnections} for GET, ${info.patchConnections} for PATCH`,
     '- Targets: `service/<backend>` is the real service (`node dist/src/cli.js serve`, fresh database per run);' +
       ' `bare` is bench/bare-server.ts, a plain node:http server doing the same job from memory',
-    '- ratio = service req/s ÷ bare req/s; goals from the issue: GET /v1/inventory with 100 entries >= 0.5, PATCH >= 0.3',
+    '- ratio = service req/s ÷ bare req/s; goals (for the default SQLite backend): GET /v1/inventory with 100 entries >= 0.5, PATCH >= 0.3',
+    '- PostgreSQL rows show the ratio without a goal: the PostgreSQL server runs on the same 2 cores as the service and the load generator, and every request makes at least one round trip to it',
     '- req/s is autocannon\'s average of per-second samples; latencies come from autocannon\'s histogram,' +
       ' which has 1 ms resolution (sub-millisecond values show as 0)',
     '- Scenarios: get-100 / get-10000 = GET /v1/inventory with 100 / 10,000 entries;' +

@@ -51,6 +51,11 @@ export async function registerOpenApi(app: FastifyInstance, config: Config) {
   await app.register(swaggerUi, {
     routePrefix: `${API_PREFIX}/docs`,
     uiConfig: { docExpansion: 'list', deepLinking: true, validatorUrl: null },
+    // The top bar only offers a URL box and the framework's logo: the page documents this API alone.
+    theme: {
+      title: 'Petstore Inventory API reference',
+      css: [{ filename: 'petstore.css', content: '.swagger-ui .topbar { display: none }' }],
+    },
     // Everything the page loads comes from this service (the swagger-ui-dist package).
     staticCSP:
       "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self' data:; object-src 'none'; frame-ancestors 'self'",

@@ -40,6 +40,16 @@ function classify(error: unknown): unknown {
   return new UnavailableError('The database is unavailable; retry shortly')
 }
 
+/**
+ * Every transaction that writes the inventory takes the inventory_version row's lock first. The
+ * version trigger needs that lock before commit anyway, so writers already commit one at a time;
+ * taking it first gives every writer the same lock order (version row, then pet rows), so a batch of
+ * PATCHes and a multi-statement import, here or in other instances, can never deadlock.
+ */
+async function lockInventory(client: pg.PoolClient) {
+  await client.query('SELECT version FROM inventory_version FOR UPDATE')
+}
+
 export class PostgresStorage implements Storage {
   readonly dialect = 'postgres'
   private readonly groupCommit: GroupCommit<{ petId: bigint; quantity: number }, InventoryItem | undefined>
@@ -106,15 +116,14 @@ export class PostgresStorage implements Storage {
   /**
    * One transaction, one commit, for a whole batch. When a pet appears more than once, the batch is
    * applied as if in submission order: the last value is stored, and each caller gets its own value.
-   * Rows are locked in petId order first, as every writer does (see upsertInventory), so batches
-   * committing at once, here or in other instances, cannot deadlock.
+   * Like every inventory writer, it locks the inventory_version row first (see lockInventory).
    */
   private async commitQuantities(batch: { petId: bigint; quantity: number }[]) {
     const last = new Map<bigint, number>()
     for (const { petId, quantity } of batch) last.set(petId, quantity)
     const ids = [...last.keys()].map(String)
     const rows = await this.transaction(async (client) => {
-      await client.query('SELECT 1 FROM inventory WHERE pet_id = ANY($1::bigint[]) ORDER BY pet_id FOR UPDATE', [ids])
+      await lockInventory(client)
       const result = await client.query<{ pet_id: string; status: PetStatus }>(
         `UPDATE inventory AS i SET quantity = v.quantity
          FROM unnest($1::bigint[], $2::integer[]) AS v(pet_id, quantity)
@@ -131,15 +140,15 @@ export class PostgresStorage implements Storage {
     })
   }
 
-  /** Inserts or replaces every item in one transaction, in petId order (the lock order of all writers). */
+  /** Inserts or replaces every item, all in one transaction. */
   async upsertInventory(items: InventoryItem[]): Promise<void> {
-    const sorted = [...items].sort((a, b) => (a.petId < b.petId ? -1 : a.petId > b.petId ? 1 : 0))
     await this.transaction(async (client) => {
-      for (let i = 0; i < sorted.length; i += 10_000) {
-        const chunk = sorted.slice(i, i + 10_000)
+      await lockInventory(client)
+      for (let i = 0; i < items.length; i += 10_000) {
+        const chunk = items.slice(i, i + 10_000)
         await client.query(
           `INSERT INTO inventory (pet_id, quantity, status)
-           SELECT * FROM unnest($1::bigint[], $2::integer[], $3::text[]) AS v(pet_id, quantity, status) ORDER BY 1
+           SELECT * FROM unnest($1::bigint[], $2::integer[], $3::text[])
            ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, status = excluded.status`,
           [chunk.map((x) => String(x.petId)), chunk.map((x) => x.quantity), chunk.map((x) => x.status)],
         )

@@ -9,6 +9,15 @@ const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url)
  * Returns the names applied.
  */
 export function migrateSqlite(db: Database.Database, migrations = loadMigrations(MIGRATIONS_DIR)): string[] {
+  // The common case, an up-to-date database, is settled by a read: no write lock for every CLI call.
+  const tracked = db
+    .prepare("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'")
+    .pluck()
+    .get()
+  if (tracked) {
+    const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[])
+    if (migrations.every((m) => applied.has(m.version))) return []
+  }
   return db
     .transaction(() => {
       db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -30,16 +30,11 @@ const toKey = (row: KeyRow): ApiKey => ({
   revokedAt: row.revoked_at,
 })
 
-/** A write that waited out the busy timeout behind another process's lock was not applied: retryable. */
-function classify(error: unknown): unknown {
-  if (error instanceof Database.SqliteError && error.code.startsWith('SQLITE_BUSY')) {
-    return new UnavailableError('The database is busy; retry shortly')
-  }
-  return error
-}
+const isBusy = (error: unknown) => error instanceof Database.SqliteError && error.code.startsWith('SQLITE_BUSY')
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 export interface SqliteOptions {
-  /** How long a writer waits for another process's write lock before failing. */
+  /** How long a writer waits for another process's write lock before failing (503). */
   busyTimeoutMs?: number
 }
 
@@ -65,9 +60,16 @@ export class SqliteStorage implements Storage {
 
   private readonly stmt
 
+  private readonly busyTimeoutMs: number
+
   constructor(path: string, options: SqliteOptions = {}) {
+    this.busyTimeoutMs = options.busyTimeoutMs ?? 5000
     this.db = openSqliteDatabase(path, options)
     this.migrationsApplied = migrateSqlite(this.db)
+    // From here on a locked database answers at once, and writers wait in retryWrite without
+    // blocking the event loop: SQLite's own busy wait is a synchronous sleep that would stall
+    // every request of the process, reads included.
+    this.db.pragma('busy_timeout = 0')
     const db = this.db
     this.stmt = {
       dataVersion: db.prepare('PRAGMA data_version').pluck(),
@@ -115,19 +117,34 @@ export class SqliteStorage implements Storage {
   }
 
   async upsertInventory(items: InventoryItem[]): Promise<void> {
-    this.write(() => {
+    await this.write(() => {
       for (const item of items) this.stmt.upsert.run(item.petId, item.quantity, item.status)
     })
   }
 
   /** One IMMEDIATE transaction that writes the inventory, counted so this process's cache sees it. */
-  private write<T>(body: () => T): T {
-    try {
+  private write<T>(body: () => T): Promise<T> {
+    return this.retryWrite(() => {
       const result = this.db.transaction(body).immediate()
       this.ownInventoryWrites++
       return result
-    } catch (error) {
-      throw classify(error)
+    })
+  }
+
+  /**
+   * Runs a write, retrying while another process holds the write lock, for up to busyTimeoutMs;
+   * past that, 503: the write was not applied and can be retried.
+   */
+  private async retryWrite<T>(attempt: () => T): Promise<T> {
+    const deadline = Date.now() + this.busyTimeoutMs
+    for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
+      try {
+        return attempt()
+      } catch (error) {
+        if (!isBusy(error)) throw error
+        if (Date.now() + wait > deadline) throw new UnavailableError('The database is busy; retry shortly')
+        await sleep(wait)
+      }
     }
   }
 
@@ -135,12 +152,13 @@ export class SqliteStorage implements Storage {
     return this.stmt.findKey.get(hash) as { id: number; hash: Buffer } | undefined
   }
 
+  /** One attempt: a busy database makes it fail fast, and the caller tries again later. */
   async touchKey(id: number, at: string): Promise<void> {
     this.stmt.touchKey.run(at, id)
   }
 
   async createKey(name: string, hash: Buffer, at: string): Promise<ApiKey> {
-    const row = this.stmt.createKey.all(name, hash, at)[0] as KeyRow
+    const row = await this.retryWrite(() => this.stmt.createKey.all(name, hash, at)[0] as KeyRow)
     this.ownKeyWrites++
     return toKey(row)
   }
@@ -150,9 +168,9 @@ export class SqliteStorage implements Storage {
   }
 
   async revokeKey(nameOrId: string | number, at: string): Promise<ApiKey | undefined> {
-    const rows = (
-      typeof nameOrId === 'number' ? this.stmt.revokeById.all(at, nameOrId) : this.stmt.revokeByName.all(at, nameOrId)
-    ) as KeyRow[]
+    const rows = (await this.retryWrite(() =>
+      typeof nameOrId === 'number' ? this.stmt.revokeById.all(at, nameOrId) : this.stmt.revokeByName.all(at, nameOrId),
+    )) as KeyRow[]
     this.ownKeyWrites++
     return rows[0] && toKey(rows[0])
   }

@@ -2,6 +2,9 @@ import cluster, { type Worker } from 'node:cluster'
 import { pino } from 'pino'
 import type { Config } from './config.js'
 
+/** What the primary sends a worker to make it shut down gracefully. */
+export const SHUTDOWN_MESSAGE = 'petstore:shutdown'
+
 /** A worker that dies within this long of starting is not restarted: it would only crash again. */
 const MIN_UPTIME_MS = 5_000
 
@@ -41,7 +44,13 @@ export function runPrimary(config: Config, workers: number): Promise<void> {
       if (stopping) return
       stopping = true
       log.info({ signal }, 'shutting down workers')
-      for (const worker of startedAt.keys()) worker.process.kill('SIGTERM')
+      for (const worker of startedAt.keys()) {
+        try {
+          worker.send(SHUTDOWN_MESSAGE)
+        } catch {
+          worker.process.kill('SIGTERM')
+        }
+      }
       if (startedAt.size === 0) resolve()
     }
     process.on('SIGTERM', stop)

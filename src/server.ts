@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
 import type { Config } from './config.js'
 import { KeysService } from './keys/keys.service.js'
-import { runPrimary } from './cluster.js'
+import { SHUTDOWN_MESSAGE, runPrimary } from './cluster.js'
 import { openStorage } from './storage/open-storage.js'
 import type { Storage } from './storage/storage.js'
 
@@ -47,10 +47,25 @@ async function listen(config: Config, opened?: Storage): Promise<FastifyInstance
 
   await app.listen({ port: config.port, host: config.host })
 
-  closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
-    if (err) app.log.error({ err }, 'shutting down after an unexpected error')
-    else app.log.info({ signal }, 'shutting down')
-    await app.close()
-  })
+  const grace = closeWithGrace(
+    // A worker shuts down once however often it is asked: a Ctrl-C reaches the whole process group,
+    // and the primary asks again (close-with-grace would take the second signal for a panic).
+    { delay: SHUTDOWN_GRACE_MS, skip: cluster.isWorker ? ['SIGINT', 'SIGTERM'] : [] },
+    async ({ signal, err }) => {
+      if (err) app.log.error({ err }, 'shutting down after an unexpected error')
+      else app.log.info({ signal }, 'shutting down')
+      await app.close()
+    },
+  )
+  if (cluster.isWorker) {
+    let asked = false
+    const stop = () => {
+      if (!asked) void grace.close()
+      asked = true
+    }
+    process.on('SIGINT', stop)
+    process.on('SIGTERM', stop)
+    process.on('message', (message) => message === SHUTDOWN_MESSAGE && stop())
+  }
   return app
 }

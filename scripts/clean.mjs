@@ -1,0 +1,4 @@
+// Builds start from an empty dist/, so a deleted or renamed source or test never lingers there.
+import { rmSync } from 'node:fs'
+
+rmSync('dist', { recursive: true, force: true })

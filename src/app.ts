@@ -5,9 +5,15 @@ import type { Config } from './config.js'
 import { requireApiKey } from './http/auth.js'
 import { ErrorSchema } from './http/error.schema.js'
 import { healthRoutes } from './http/health.routes.js'
-import { handleClientError, handleFrameworkError, registerErrorHandling, sendError } from './http/errors.js'
+import {
+  handleClientError,
+  handleFrameworkError,
+  methodNotAllowedForServedPaths,
+  registerErrorHandling,
+  sendError,
+} from './http/errors.js'
 import { API_PREFIX, registerOpenApi } from './http/openapi.js'
-import { inventoryMethodNotAllowed, inventoryRoutes } from './inventory/inventory.routes.js'
+import { inventoryRoutes } from './inventory/inventory.routes.js'
 import { InventoryItemSchema, InventoryUpdateSchema, PetStatusSchema } from './inventory/inventory.schema.js'
 import { InventoryService } from './inventory/inventory.service.js'
 import { KeysService } from './keys/keys.service.js'
@@ -83,6 +89,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   })
 
   registerErrorHandling(app)
+  const registerMethodNotAllowed = methodNotAllowedForServedPaths(app)
   await registerOpenApi(app, config)
   await app.register(healthRoutes, { storage: deps.storage })
 
@@ -95,6 +102,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
     { prefix: API_PREFIX },
   )
-  await app.register(async (scope) => inventoryMethodNotAllowed(scope), { prefix: API_PREFIX })
+  // Last, outside the authenticated scope: a wrong method is answered before authentication.
+  await app.register(registerMethodNotAllowed)
   return app
 }

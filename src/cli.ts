@@ -6,7 +6,7 @@ import { readInventoryFile } from './inventory/import-file.js'
 import { InventoryRecordSchema, PetStatusSchema } from './inventory/inventory.schema.js'
 import { InventoryService } from './inventory/inventory.service.js'
 import { KeysService } from './keys/keys.service.js'
-import { openStorage } from './storage/open-storage.js'
+import { StorageOpenError, openStorage } from './storage/open-storage.js'
 import type { Storage } from './storage/storage.js'
 import { createValidator } from './validation.js'
 
@@ -110,7 +110,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   } else if (error instanceof UsageError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS_')) {
     log(`${(error as Error).message}\n\n${USAGE}`)
     process.exitCode = 2
-  } else if (error instanceof DomainError) {
+  } else if (error instanceof DomainError || error instanceof StorageOpenError) {
     log(`Error: ${error.message}`)
     process.exitCode = 1
   } else {

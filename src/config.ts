@@ -19,7 +19,8 @@ export interface Config {
   stagingBaseUrl: string
 }
 
-const URL_PATTERN = 'https?://[^\\s/?#]+(/[^\\s?#]*)?'
+// An http(s) base URL; the service adds /v1 itself, so a URL already ending in /v1 is refused.
+const URL_PATTERN = 'https?://[^\\s/?#]+(/[^\\s?#]*)?(?<!/v1)(?<!/v1/)'
 const url = Type.String({ pattern: `^${URL_PATTERN}$` })
 
 interface Variable {

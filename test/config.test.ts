@@ -76,6 +76,8 @@ const badSettings: [string, string][] = [
   ['STAGING_BASE_URL', 'https://staging.example.com/v1?x=1'],
   ['HOST', 'a host'],
   ['WORKERS', '0'],
+  ['PUBLIC_BASE_URL', 'https://petstore.example.com/v1'],
+  ['PRODUCTION_BASE_URL', 'https://petstore.example.com/api/v1/'],
 ]
 
 describe('configuration', () => {
@@ -106,6 +108,15 @@ describe('configuration', () => {
     assert.notEqual(outcome.code, 0)
     assert.match(outcome.stderr, /WORKERS|workers/)
     assert.equal(await listening(outcome.port), false)
+  })
+
+  test('When the database cannot be opened, then serve exits 1 with one line naming it, without its password', async () => {
+    for (const url of ['postgres://postgres:s3cret@127.0.0.1:1/petstore', `sqlite:${join(dir, 'db-')}/../${'x'.repeat(300)}/y/petstore.db`]) {
+      const outcome = await serve({ DATABASE_URL: url, DB_TIMEOUT_MS: '1000' })
+      assert.equal(outcome.code, 1, outcome.stderr)
+      assert.match(outcome.stderr, /^Error: Cannot open the database \S+: .+\n$/)
+      assert.doesNotMatch(outcome.stderr, /s3cret|\bat \S+:\d+/)
+    }
   })
 
   test('When every variable is set to a valid value, then serve starts, documents its public URL and stops cleanly', async () => {

@@ -183,6 +183,9 @@ for (const backend of BACKENDS) {
         ['GET', '/v1/inventory/1', 'PATCH'],
         ['POST', '/v1/inventory', 'GET, HEAD'],
         ['PUT', '/v1/inventory', 'GET, HEAD'],
+        ['POST', '/v1/openapi.json', 'GET, HEAD'],
+        ['DELETE', '/healthz', 'GET, HEAD'],
+        ['POST', '/v1/docs', 'GET, HEAD'],
       ]
       for (const [method, path, allow] of cases) {
         const res = await suite.server.request(method, path, { token: suite.token })
@@ -204,6 +207,13 @@ for (const backend of BACKENDS) {
       const line = suite.server.logs().find((l) => l.reqId === 'trace-abc-123')
       assert.ok(line, 'a log line with the request id')
       assert.equal(line.statusCode, 200)
+    })
+
+    test('When probed, then /healthz and /readyz answer 200 without a key', async () => {
+      const live = await suite.server.request('GET', '/healthz')
+      assert.deepEqual([live.status, live.body], [200, { status: 'ok' }])
+      const ready = await suite.server.request('GET', '/readyz')
+      assert.deepEqual([ready.status, ready.body], [200, { status: 'ready' }])
     })
 
     test('When an error response is sent, then it carries X-Request-Id as well', async () => {

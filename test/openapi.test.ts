@@ -189,6 +189,15 @@ describe('OpenAPI document and docs page (sqlite)', () => {
     assert.deepEqual(Object.keys(res.body ?? {}).sort(), ['code', 'message', 'status'])
     const raw = await rawRequest(server, 'PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n')
     assert.match(raw, /\{"code":"invalid_request",/)
+    assert.match(raw, /\r\nX-Request-Id: [0-9a-f-]{36}\r\n/i)
+  })
+
+  test('When the request headers are too large, then 431 with an Error body and a request id', async () => {
+    const raw = await rawRequest(server, `GET /v1/inventory HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(20_000)}\r\n\r\n`)
+    assert.match(raw, /^HTTP\/1\.1 431 /)
+    assert.match(raw, /\r\nX-Request-Id: [0-9a-f-]{36}\r\n/i)
+    const body = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))
+    assert.deepEqual(body, { code: 'headers_too_large', message: body.message, status: 431 })
   })
 })
 

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { randomUUID } from 'node:crypto'
 import { STATUS_CODES as STATUS_CODES_TEXT } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { DomainError, ERROR_CODES, type ErrorCode } from '../errors.js'
@@ -43,13 +44,13 @@ function classify(error: FastifyError): { code: ErrorCode; message: string } {
 }
 
 /** The Error body for a status, as raw HTTP/1.1 bytes: for connections too broken for a reply object. */
-function rawErrorResponse(code: ErrorCode, message: string): string {
+function rawErrorResponse(code: ErrorCode, message: string, requestId: string): string {
   const status = ERROR_CODES[code]
   const body = JSON.stringify({ code, message, status })
   return (
     `HTTP/1.1 ${status} ${STATUS_CODES_TEXT[status] ?? 'Error'}\r\n` +
     `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-    `Connection: close\r\n\r\n${body}`
+    `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`
   )
 }
 
@@ -57,7 +58,7 @@ function rawErrorResponse(code: ErrorCode, message: string): string {
  * For Fastify's `clientErrorHandler`: requests Node's HTTP parser rejects before any route runs
  * (bad framing, oversized headers, timeouts) still get the Error shape.
  */
-export function handleClientError(error: NodeJS.ErrnoException, socket: Duplex) {
+export function handleClientError(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Duplex) {
   if (error.code === 'ECONNRESET' || !socket.writable) return
   const [code, message]: [ErrorCode, string] =
     error.code === 'HPE_HEADER_OVERFLOW'
@@ -65,7 +66,10 @@ export function handleClientError(error: NodeJS.ErrnoException, socket: Duplex) 
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? ['request_timeout', 'The request took too long to arrive']
         : ['invalid_request', 'Malformed HTTP request']
-  socket.end(rawErrorResponse(code, message))
+  // Nothing of the request can be trusted here, not even its X-Request-Id: a fresh one is made.
+  const reqId = randomUUID()
+  this.log.info({ reqId, statusCode: ERROR_CODES[code], reason: error.code }, 'request rejected by the HTTP parser')
+  socket.end(rawErrorResponse(code, message, reqId))
 }
 
 /** For Fastify's `frameworkErrors`: a URL that cannot be decoded. */
@@ -87,16 +91,33 @@ export function registerErrorHandling(app: FastifyInstance) {
 
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
 
-/** Answers 405 with an Allow header for every method a known path does not serve. */
-export function registerMethodNotAllowed(app: FastifyInstance, url: string, allowed: string[]) {
-  const allow = allowed.includes('GET') ? [...allowed, 'HEAD'] : allowed
-  app.route({
-    method: ALL_METHODS.filter((method) => !allow.includes(method)),
-    url,
-    schema: { hide: true },
-    handler: (request, reply) => {
-      reply.header('allow', allow.join(', '))
-      return sendError(reply, 'method_not_allowed', `${request.method} is not allowed here; allowed: ${allow.join(', ')}`)
-    },
+/**
+ * Makes every path the app serves answer 405, with an Allow header, to the methods it does not
+ * serve. Call it before registering routes; the 405 routes are added once the others are in place.
+ */
+export function methodNotAllowedForServedPaths(app: FastifyInstance) {
+  const served = new Map<string, Set<string>>()
+  app.addHook('onRoute', (route) => {
+    // A plugin's '/' route is served both with and without the trailing slash: one path here.
+    const url = route.url.length > 1 ? route.url.replace(/\/$/, '') : route.url
+    const methods = served.get(url) ?? new Set<string>()
+    for (const method of [route.method].flat()) methods.add(method)
+    served.set(url, methods)
   })
+  return async function registerMethodNotAllowed() {
+    for (const [url, methods] of [...served]) {
+      const allow = ALL_METHODS.filter((m) => methods.has(m))
+      const refused = ALL_METHODS.filter((m) => !methods.has(m))
+      if (refused.length === 0) continue
+      app.route({
+        method: refused,
+        url,
+        schema: { hide: true },
+        handler: (request, reply) => {
+          reply.header('allow', allow.join(', '))
+          return sendError(reply, 'method_not_allowed', `${request.method} is not allowed here; allowed: ${allow.join(', ')}`)
+        },
+      })
+    }
+  }
 }

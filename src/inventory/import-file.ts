@@ -99,6 +99,9 @@ function csvRecords(text: string): RawRecord[] {
     if (error instanceof InvalidInputError) throw error
     throw new InvalidInputError(`Not valid CSV: ${(error as Error).message}`)
   }
+  if (rows.length === 0 && !/\S/.test(text)) {
+    throw new InvalidInputError(`line 1: the header must be ${COLUMNS.join(',')} (the file is empty)`)
+  }
   return rows.map(({ record, info }) => {
     const { petId, quantity, ...rest } = record
     // CSV has no types: an integer-looking quantity becomes a number, anything else stays text and fails validation.

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { errorResponses } from '../http/error.schema.js'
-import { registerMethodNotAllowed } from '../http/errors.js'
 import { sendJsonText } from '../http/json-reply.js'
 import { itemJson, itemsJson } from './inventory.json.js'
 import { PetIdParamsSchema } from './inventory.schema.js'
@@ -11,7 +10,7 @@ export interface InventoryRoutesOptions {
   inventory: InventoryService
 }
 
-/** The inventory area. Auth is added by the enclosing scope; the 405 routes live outside it. */
+/** The inventory area. Auth is added by the enclosing scope. */
 export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { inventory }) => {
   // The list body is cached (as bytes, so a large list is not re-encoded per request), filed under the inventory version that every writer moves, and the
   // version is checked on every request: the cache can never serve a list older than the database.
@@ -67,9 +66,4 @@ export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> 
       return sendJsonText(reply, itemJson(item))
     },
   )
-}
-
-export function inventoryMethodNotAllowed(app: Parameters<typeof registerMethodNotAllowed>[0]) {
-  registerMethodNotAllowed(app, '/inventory', ['GET'])
-  registerMethodNotAllowed(app, '/inventory/:petId', ['PATCH'])
 }

@@ -3,13 +3,29 @@ import { PostgresStorage } from './postgres/postgres.storage.js'
 import { SqliteStorage } from './sqlite/sqlite.storage.js'
 import type { Storage } from './storage.js'
 
+/** The database named by DATABASE_URL cannot be opened or migrated; the message is one line for people. */
+export class StorageOpenError extends Error {}
+
+/** DATABASE_URL without its password, for messages. */
+function describe(databaseUrl: string): string {
+  if (databaseUrl.startsWith('sqlite:')) return databaseUrl
+  const url = new URL(databaseUrl)
+  url.password = ''
+  return url.toString()
+}
+
 /** Opens (and migrates) the storage named by the configuration's DATABASE_URL. */
 export async function openStorage(
   config: Pick<Config, 'databaseUrl' | 'dbPoolSize' | 'dbTimeoutMs'>,
 ): Promise<Storage> {
   const { databaseUrl } = config
-  if (databaseUrl.startsWith('sqlite:')) {
-    return new SqliteStorage(databaseUrl.slice('sqlite:'.length), { busyTimeoutMs: config.dbTimeoutMs })
+  try {
+    if (databaseUrl.startsWith('sqlite:')) {
+      return new SqliteStorage(databaseUrl.slice('sqlite:'.length), { busyTimeoutMs: config.dbTimeoutMs })
+    }
+    return await PostgresStorage.open(databaseUrl, { poolSize: config.dbPoolSize, timeoutMs: config.dbTimeoutMs })
+  } catch (error) {
+    const reason = error instanceof Error ? error.message || error.name : String(error)
+    throw new StorageOpenError(`Cannot open the database ${describe(databaseUrl)}: ${reason}`)
   }
-  return PostgresStorage.open(databaseUrl, { poolSize: config.dbPoolSize, timeoutMs: config.dbTimeoutMs })
 }

@@ -7,7 +7,7 @@ import { ErrorSchema } from './http/error.schema.js'
 import { healthRoutes } from './http/health.routes.js'
 import {
   handleClientError,
-  handleFrameworkError,
+  handleError,
   methodNotAllowedForServedPaths,
   registerErrorHandling,
   sendError,
@@ -54,7 +54,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // A long petId must reach the validator (400), not fall out of the router as a 404.
     routerOptions: { maxParamLength: 8192 },
     clientErrorHandler: handleClientError,
-    frameworkErrors: handleFrameworkError,
+    frameworkErrors: handleError,
     schemaErrorFormatter: (errors, dataVar) =>
       new Error(errors[0] ? describeValidationError(errors[0], dataVar) : `${dataVar} is invalid`),
   }).withTypeProvider<TypeBoxTypeProvider>()

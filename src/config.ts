@@ -11,6 +11,8 @@ export interface Config {
   dbPoolSize: number
   workers: number
   dbTimeoutMs: number
+  dbMigrationTimeoutMs: number
+  shutdownGraceMs: number
   logLevel: (typeof LOG_LEVELS)[number]
   environment: (typeof ENVIRONMENTS)[number]
   /** Where clients reach this instance, without the /v1 segment; '' when not set. */
@@ -22,6 +24,16 @@ export interface Config {
 // An http(s) base URL; the service adds /v1 itself, so a URL already ending in /v1 is refused.
 const URL_PATTERN = 'https?://[^\\s/?#]+(/[^\\s?#]*)?(?<!/v1)(?<!/v1/)'
 const url = Type.String({ pattern: `^${URL_PATTERN}$` })
+
+/**
+ * A request waits for the database in at most three bounded steps (reading the change counters,
+ * checking an unremembered key, then its read or write), each at most DB_TIMEOUT_MS. Shutdown's grace
+ * must outlast them, or a drain could exit with a write still pending.
+ */
+const REQUEST_DB_STEPS = 3
+export function minimumGraceMs(dbTimeoutMs: number): number {
+  return REQUEST_DB_STEPS * dbTimeoutMs + 1000
+}
 
 interface Variable {
   key: keyof Config
@@ -68,6 +80,18 @@ const VARIABLES: Record<string, Variable> = {
     allowed: 'an integer from 100 to 600000 (milliseconds)',
     schema: Type.Integer({ minimum: 100, maximum: 600_000 }),
     default: () => '5000',
+  },
+  DB_MIGRATION_TIMEOUT_MS: {
+    key: 'dbMigrationTimeoutMs',
+    allowed: 'an integer from 1000 to 86400000 (milliseconds)',
+    schema: Type.Integer({ minimum: 1000, maximum: 86_400_000 }),
+    default: () => '600000',
+  },
+  SHUTDOWN_GRACE_MS: {
+    key: 'shutdownGraceMs',
+    allowed: `an integer from 1000 to 86400000 (milliseconds), at least ${REQUEST_DB_STEPS} × DB_TIMEOUT_MS + 1000`,
+    schema: Type.Integer({ minimum: 1000, maximum: 86_400_000 }),
+    default: (config) => String(Math.max(10_000, minimumGraceMs(config.dbTimeoutMs ?? 5000))),
   },
   LOG_LEVEL: {
     key: 'logLevel',
@@ -118,6 +142,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     } else {
       problems.push(`${name}=${JSON.stringify(raw)} is invalid: expected ${variable.allowed}`)
     }
+  }
+  if (problems.length === 0 && config.shutdownGraceMs! < minimumGraceMs(config.dbTimeoutMs!)) {
+    problems.push(
+      `SHUTDOWN_GRACE_MS=${JSON.stringify(String(config.shutdownGraceMs))} is invalid: expected at least ` +
+        `${minimumGraceMs(config.dbTimeoutMs!)} (${REQUEST_DB_STEPS} × DB_TIMEOUT_MS + 1000), so requests waiting on the database finish before shutdown gives up`,
+    )
   }
   if (problems.length > 0) throw new ConfigError(problems.join('\n'))
   for (const key of ['publicBaseUrl', 'productionBaseUrl', 'stagingBaseUrl'] as const) {

@@ -1,6 +1,7 @@
 /**
- * The stable set of Error `code` values the API returns. Clients may branch on these;
- * a new code is an API change. Each maps to exactly one HTTP status (see http/errors.ts).
+ * The stable set of Error `code` values the API returns, each with the one HTTP status it is sent
+ * with. Clients may branch on these; a new code is an API change. Every status the service sends has
+ * a code here: the HTTP layer never sends a status without one (see http/errors.ts).
  */
 export const ERROR_CODES = {
   invalid_request: 400,
@@ -9,6 +10,7 @@ export const ERROR_CODES = {
   method_not_allowed: 405,
   request_timeout: 408,
   payload_too_large: 413,
+  uri_too_long: 414,
   unsupported_media_type: 415,
   headers_too_large: 431,
   internal_error: 500,
@@ -16,6 +18,15 @@ export const ERROR_CODES = {
 } as const
 
 export type ErrorCode = keyof typeof ERROR_CODES
+
+const STATUS_TO_CODE = new Map<number, ErrorCode>(
+  Object.entries(ERROR_CODES).map(([code, status]) => [status, code as ErrorCode]),
+)
+
+/** The code for a status, for errors that carry only a status (the framework's own). */
+export function codeForStatus(status: number): ErrorCode | undefined {
+  return STATUS_TO_CODE.get(status)
+}
 
 /** Domain errors carry a code, never an HTTP status: the HTTP layer maps one to the other. */
 export class DomainError extends Error {

@@ -8,9 +8,6 @@ import { SHUTDOWN_MESSAGE, runPrimary } from './cluster.js'
 import { openStorage } from './storage/open-storage.js'
 import type { Storage } from './storage/storage.js'
 
-/** How long in-flight requests get to finish after SIGTERM/SIGINT before the process gives up. */
-const SHUTDOWN_GRACE_MS = 10_000
-
 /**
  * `petstore serve`: one process, or with workers > 1 a node:cluster primary and N workers. The
  * database is migrated and the first key made once, before any worker starts.
@@ -50,7 +47,7 @@ async function listen(config: Config, opened?: Storage): Promise<FastifyInstance
   const grace = closeWithGrace(
     // A worker shuts down once however often it is asked: a Ctrl-C reaches the whole process group,
     // and the primary asks again (close-with-grace would take the second signal for a panic).
-    { delay: SHUTDOWN_GRACE_MS, skip: cluster.isWorker ? ['SIGINT', 'SIGTERM'] : [] },
+    { delay: config.shutdownGraceMs, skip: cluster.isWorker ? ['SIGINT', 'SIGTERM'] : [] },
     async ({ signal, err }) => {
       if (err) app.log.error({ err }, 'shutting down after an unexpected error')
       else app.log.info({ signal }, 'shutting down')

@@ -1,21 +1,17 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import { BACKENDS, seed, setupSuite } from './helpers.js'
+import { before, describe, test } from 'node:test'
+import { BACKENDS, createKey, useSuite } from './helpers.js'
 
 for (const backend of BACKENDS) {
   describe(`authentication (${backend.name})`, () => {
-    let suite: Awaited<ReturnType<typeof setupSuite>>
+    const suite = useSuite(backend, { seed: [{ petId: 1, quantity: 5, status: 'available' }] })
     let revoked: string
 
     before(async () => {
-      suite = await setupSuite(backend)
-      await seed(suite.server, [{ petId: 1, quantity: 5, status: 'available' }])
-      const { createKey } = await import('./helpers.js')
       revoked = await createKey(suite.server, 'to-revoke')
       const result = await suite.server.cli(['keys', 'revoke', 'to-revoke'])
       assert.equal(result.code, 0, result.stderr)
     })
-    after(() => suite.teardown())
 
     const unknownKey = 'psk_' + 'A'.repeat(43)
     const badHeaders: [string, Record<string, string>][] = [

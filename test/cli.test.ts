@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, test } from 'node:test'
-import { BACKENDS, createKey, inventoryFile, runCli, setupSuite } from './helpers.js'
+import { BACKENDS, createKey, inventoryFile, runCli, useSuite } from './helpers.js'
 
 const INT64_MAX = 9223372036854775807n
 const INT64_MIN = -9223372036854775808n
@@ -26,14 +26,9 @@ const ok = (result: { code: number | null; stderr: string }) => assert.equal(res
 
 for (const backend of BACKENDS) {
   describe(`petstore CLI beside a running server (${backend.name})`, () => {
-    let suite: Awaited<ReturnType<typeof setupSuite>>
+    const suite = useSuite(backend)
     const issued: string[] = []
-
-    before(async () => {
-      suite = await setupSuite(backend)
-      issued.push(suite.token)
-    })
-    after(() => suite.teardown())
+    before(() => issued.push(suite.token))
 
     const cli = (...args: string[]) => suite.server.cli(args)
     const get = (token = suite.token) => suite.server.request('GET', '/v1/inventory', { token })

@@ -1,21 +1,14 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import { BACKENDS, seed, setupSuite } from './helpers.js'
+import { describe, test } from 'node:test'
+import { BACKENDS, useSuite } from './helpers.js'
 
 const PETS = 200
 
 for (const backend of BACKENDS) {
   describe(`concurrent writes (${backend.name})`, () => {
-    let suite: Awaited<ReturnType<typeof setupSuite>>
-
-    before(async () => {
-      suite = await setupSuite(backend)
-      await seed(
-        suite.server,
-        Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: 0, status: 'available' })),
-      )
+    const suite = useSuite(backend, {
+      seed: Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: 0, status: 'available' })),
     })
-    after(() => suite.teardown())
 
     const patch = (petId: number, quantity: number) =>
       suite.server.request('PATCH', `/v1/inventory/${petId}`, { token: suite.token, body: { quantity } })

@@ -1,10 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { EventEmitter, once } from 'node:events'
 import { mkdtempSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { after, before } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { isLosslessNumber, parse } from 'lossless-json'
+import { loadConfig } from '../src/config.js'
+import { InventoryService } from '../src/inventory/inventory.service.js'
+import { KeysService } from '../src/keys/keys.service.js'
+import { openStorage } from '../src/storage/open-storage.js'
+import type { Storage } from '../src/storage/storage.js'
 import { postgresDatabase, postgresUnavailable, sqliteDatabase, type TestDatabase } from './databases.js'
 
 export { POSTGRES_ADMIN_URL, postgresDatabase, postgresUnavailable, sqliteDatabase, type TestDatabase } from './databases.js'
@@ -29,6 +35,7 @@ export interface CliResult {
   stderr: string
 }
 
+/** Runs the real `petstore` CLI as a process, with only PATH and `env` in its environment. */
 export function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
@@ -42,17 +49,6 @@ export function runCli(args: string[], env: Record<string, string>, stdin?: stri
     child.on('error', reject)
     child.on('close', (code) => resolve({ code, stdout, stderr }))
     child.stdin.end(stdin ?? '')
-  })
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
   })
 }
 
@@ -70,14 +66,31 @@ export function parseExact(text: string): unknown {
   )
 }
 
+export type LogLine = Record<string, unknown>
+
+/** Resolves with `promise`'s value, or rejects naming `what` after `ms`. */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: nothing after ${ms} ms`)), ms)
+  })
+  try {
+    return await Promise.race([promise, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** A `petstore serve` process: its JSON log lines and stderr as they arrive, and HTTP to it. */
 export class TestServer {
   readonly stdoutLines: string[] = []
   stderr = ''
-  private exited: Promise<number | null>
+  baseUrl = ''
+  private readonly events = new EventEmitter()
+  private readonly exited: Promise<number | null>
 
   constructor(
     readonly child: ChildProcess,
-    readonly baseUrl: string,
     readonly env: Record<string, string>,
   ) {
     let buffered = ''
@@ -85,15 +98,64 @@ export class TestServer {
       buffered += d
       const lines = buffered.split('\n')
       buffered = lines.pop()!
-      this.stdoutLines.push(...lines)
+      for (const line of lines) {
+        this.stdoutLines.push(line)
+        if (line.startsWith('{')) this.events.emit('log', JSON.parse(line))
+      }
     })
-    child.stderr!.on('data', (d) => (this.stderr += d))
+    child.stderr!.on('data', (d) => {
+      this.stderr += d
+      this.events.emit('stderr')
+    })
     this.exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)))
+    void this.exited.then(() => this.events.emit('exit'))
+  }
+
+  get port(): number {
+    return Number(new URL(this.baseUrl).port)
   }
 
   /** The JSON log lines the server has written so far. */
-  logs(): Record<string, unknown>[] {
+  logs(): LogLine[] {
     return this.stdoutLines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l))
+  }
+
+  /** Resolves with the first log line, already written or still to come, that `match` accepts. */
+  waitForLog(match: (line: LogLine) => boolean, ms = 10_000): Promise<LogLine> {
+    return this.waitFor(() => this.logs().find(match), 'log', ms, 'the expected log line')
+  }
+
+  /** Resolves with stderr once it matches `pattern`. */
+  waitForStderr(pattern: RegExp, ms = 10_000): Promise<string> {
+    return this.waitFor(() => (pattern.test(this.stderr) ? this.stderr : undefined), 'stderr', ms, `stderr ${pattern}`)
+  }
+
+  private waitFor<T>(check: () => T | undefined, event: string, ms: number, what: string): Promise<T> {
+    const found = check()
+    if (found !== undefined) return Promise.resolve(found)
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timer)
+        this.events.off(event, onEvent)
+        this.events.off('exit', onExit)
+      }
+      const onEvent = () => {
+        const value = check()
+        if (value === undefined) return
+        done()
+        resolve(value)
+      }
+      const onExit = () => {
+        done()
+        reject(new Error(`the server exited (${this.child.exitCode}) before ${what}: ${this.stderr.slice(-500)}`))
+      }
+      const timer = setTimeout(() => {
+        done()
+        reject(new Error(`no ${what} within ${ms} ms; stderr: ${this.stderr.slice(-500)}`))
+      }, ms)
+      this.events.on(event, onEvent)
+      this.events.once('exit', onExit)
+    })
   }
 
   async request(
@@ -118,9 +180,9 @@ export class TestServer {
     return runCli(args, this.env)
   }
 
-  /** Sends SIGTERM and resolves with the exit code. */
+  /** Sends `signal` (SIGTERM by default) and resolves with the exit code. */
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
-    if (this.child.exitCode === null) this.child.kill(signal)
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal)
     return this.exited
   }
 
@@ -129,37 +191,75 @@ export class TestServer {
   }
 }
 
-/** Starts `petstore serve` as a real process on a free port and waits until it answers. */
-export async function startServer(databaseUrl: string, extraEnv: Record<string, string> = {}): Promise<TestServer> {
-  const port = await freePort()
-  const env = { DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...extraEnv }
-  const child = spawn(process.execPath, [CLI, 'serve'], {
+const LISTENING = /^Server listening at (http:\/\/127\.0\.0\.1:\d+)$/
+
+export interface StartOptions {
+  /** Extra arguments after `serve`, e.g. ['--workers', '2']. */
+  args?: string[]
+  /** Its own process group, as from a terminal (so a signal can reach the whole group). */
+  detached?: boolean
+}
+
+/**
+ * Starts `petstore serve` as a real process on port 0 (the kernel picks a free port, so parallel
+ * suites never race for one) and resolves once it logs the address it listens on.
+ */
+export async function startServer(
+  databaseUrl: string,
+  extraEnv: Record<string, string> = {},
+  options: StartOptions = {},
+): Promise<TestServer> {
+  const env: Record<string, string> = { DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...extraEnv }
+  const child = spawn(process.execPath, [CLI, 'serve', ...(options.args ?? [])], {
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
   })
-  const server = new TestServer(child, `http://127.0.0.1:${port}`, env)
-  const deadline = Date.now() + 15_000
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${server.stderr}`)
-    try {
-      const res = await fetch(`${server.baseUrl}/v1/openapi.json`)
-      if (res.ok) return server
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`server did not start: ${server.stderr}`)
-    await new Promise((r) => setTimeout(r, 50))
+  const server = new TestServer(child, env)
+  const line = await server.waitForLog((l) => LISTENING.test(String(l.msg)), 20_000)
+  server.baseUrl = LISTENING.exec(String(line.msg))![1]!
+  // With workers, every one of them listens before the server counts as started.
+  const args = options.args ?? []
+  const workers = Number(args.includes('--workers') ? args[args.indexOf('--workers') + 1] : env.WORKERS) || 1
+  await server.waitForLog(() => server.logs().filter((l) => LISTENING.test(String(l.msg))).length >= workers, 20_000)
+  return server
+}
+
+/** Opens the database in this process, with the same storage code the service and CLI use. */
+async function withStorage<T>(databaseUrl: string, run: (storage: Storage) => Promise<T>): Promise<T> {
+  const storage = await openStorage(loadConfig({ DATABASE_URL: databaseUrl }))
+  try {
+    return await run(storage)
+  } finally {
+    await storage.close()
   }
 }
 
-export async function createKey(server: { env: Record<string, string> }, name: string): Promise<string> {
-  const result = await runCli(['keys', 'create', '--name', name], server.env)
-  if (result.code !== 0) throw new Error(`keys create failed: ${result.stderr}`)
-  return result.stdout.trim()
+type Target = { env: Record<string, string> } | string
+const urlOf = (target: Target) => (typeof target === 'string' ? target : target.env.DATABASE_URL!)
+
+/** Creates an API key on the target's database (as `petstore keys create` does) and returns its token. */
+export async function createKey(target: Target, name: string): Promise<string> {
+  return withStorage(urlOf(target), async (storage) => (await new KeysService(storage).create(name)).token)
+}
+
+export interface SeedItem {
+  petId: bigint | number
+  quantity: number
+  status: 'available' | 'pending' | 'sold' | string
+}
+
+/** Upserts inventory entries on the target's database (as `petstore import inventory` does). */
+export async function seed(target: Target, items: SeedItem[]): Promise<void> {
+  await withStorage(urlOf(target), (storage) =>
+    new InventoryService(storage).importItems(
+      items.map((i) => ({ petId: BigInt(i.petId), quantity: i.quantity, status: i.status as 'available' })),
+    ),
+  )
 }
 
 /** Writes a JSON inventory file by hand, so petIds of any size stay exact. */
-export function inventoryFile(items: { petId: bigint | number; quantity: number; status: string }[]): string {
+export function inventoryFile(items: SeedItem[]): string {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-import-'))
   const file = join(dir, 'inventory.json')
   writeFileSync(
@@ -169,26 +269,81 @@ export function inventoryFile(items: { petId: bigint | number; quantity: number;
   return file
 }
 
-export async function seed(
-  server: { env: Record<string, string> },
-  items: { petId: bigint | number; quantity: number; status: string }[],
-): Promise<void> {
-  const result = await runCli(['import', 'inventory', inventoryFile(items)], server.env)
-  if (result.code !== 0) throw new Error(`import failed: ${result.stderr}`)
+export interface SuiteOptions {
+  /** How many `petstore serve` processes share the database (1 by default). */
+  instances?: number
+  env?: Record<string, string>
+  args?: string[]
+  /** Entries loaded before the servers start. */
+  seed?: SeedItem[]
 }
 
-/** One server on a fresh database, with one key, for a whole suite. */
-export async function setupSuite(backend: (typeof BACKENDS)[number], extraEnv: Record<string, string> = {}) {
-  const database = await backend.create()
-  const server = await startServer(database.url, extraEnv)
-  const token = await createKey(server, 'suite')
+export interface Suite {
+  database: TestDatabase
+  /** The first (often the only) server. */
+  server: TestServer
+  servers: TestServer[]
+  /** A key made for the suite. */
+  token: string
+}
+
+/**
+ * The one way a suite gets its world: inside a describe(), registers before/after hooks that make
+ * a fresh database on `backend`, seed it, make a key and start the servers, and stop and drop them
+ * all afterwards. The returned object is filled in once `before` has run.
+ */
+export function useSuite(backend: Backend, options: SuiteOptions = {}): Suite {
+  const suite = {} as Suite
+  before(async () => {
+    suite.database = await backend.create()
+    suite.token = await createKey(suite.database.url, 'suite')
+    if (options.seed) await seed(suite.database.url, options.seed)
+    suite.servers = await Promise.all(
+      Array.from({ length: options.instances ?? 1 }, () =>
+        startServer(suite.database.url, options.env, { args: options.args ?? [] }),
+      ),
+    )
+    suite.server = suite.servers[0]!
+  })
+  after(async () => {
+    await Promise.all((suite.servers ?? []).map((s) => s.stop()))
+    await suite.database?.drop()
+  })
+  return suite
+}
+
+/**
+ * For tests that start their own servers and databases: everything made through it is stopped and
+ * dropped after the enclosing describe (or file), even when a test fails halfway.
+ */
+export function useResources() {
+  const databases: TestDatabase[] = []
+  const servers: TestServer[] = []
+  after(async () => {
+    for (const server of servers) if (server.child.exitCode === null) server.child.kill('SIGKILL')
+    await Promise.all(servers.map((s) => s.waitForExit()))
+    for (const db of databases) await db.drop()
+  })
   return {
-    database,
-    server,
-    token,
-    async teardown() {
-      await server.stop()
-      await database.drop()
+    async database(backend: Backend) {
+      const db = await backend.create()
+      databases.push(db)
+      return db
+    },
+    async server(databaseUrl: string, env: Record<string, string> = {}, options: StartOptions = {}) {
+      const server = await startServer(databaseUrl, env, options)
+      servers.push(server)
+      return server
+    },
+    /** Registers a server started some other way, so it is cleaned up too. */
+    adopt(server: TestServer) {
+      servers.push(server)
+      return server
     },
   }
+}
+
+/** Resolves when the emitter emits `event`, or rejects after `ms`. */
+export function onceWithin(emitter: EventEmitter, event: string, ms: number) {
+  return within(once(emitter, event), ms, `event ${event}`)
 }

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3'
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import pg from 'pg'
-import { BACKENDS, createKey, seed, startServer, type TestDatabase, type TestServer } from './helpers.js'
+import { BACKENDS, useSuite, type TestDatabase } from './helpers.js'
 
 /** Breaks the schema under a running server, through a connection of the test's own. */
 async function dropInventoryTable(database: TestDatabase) {
@@ -20,37 +20,27 @@ async function dropInventoryTable(database: TestDatabase) {
 
 for (const backend of BACKENDS) {
   describe(`unexpected failures (${backend.name})`, () => {
-    let database: TestDatabase
-    let server: TestServer
-    let token: string
-
-    before(async () => {
-      database = await backend.create()
-      server = await startServer(database.url)
-      token = await createKey(server, 'faults')
-      await seed(server, [{ petId: 1, quantity: 1, status: 'available' }])
-      await dropInventoryTable(database)
-    })
-    after(async () => {
-      await server.stop()
-      await database.drop()
-    })
+    const suite = useSuite(backend, { seed: [{ petId: 1, quantity: 1, status: 'available' }] })
+    before(() => dropInventoryTable(suite.database))
 
     test('When the database fails in an unexpected way, then 500 with an Error body that reveals nothing internal, logged with the request id', async () => {
       for (const [method, path, body] of [
         ['GET', '/v1/inventory', undefined],
         ['PATCH', '/v1/inventory/1', { quantity: 2 }],
       ] as const) {
-        const res = await server.request(method, path, { token, body, headers: { 'x-request-id': `fault-${method}` } })
+        const res = await suite.server.request(method, path, {
+          token: suite.token,
+          body,
+          headers: { 'x-request-id': `fault-${method}` },
+        })
         assert.equal(res.status, 500, res.text)
         assert.deepEqual(res.body, { code: 'internal_error', message: 'Internal server error', status: 500 })
         assert.doesNotMatch(res.text, /inventory|table|relation|sqlite|postgres|at /i)
-        await new Promise((r) => setTimeout(r, 100))
-        const line = server.logs().find((l) => l.reqId === `fault-${method}` && l.msg === 'request failed')
-        assert.ok(line, 'the failure is logged with its request id')
+        // The failure is logged with its request id.
+        await suite.server.waitForLog((l) => l.reqId === `fault-${method}` && l.msg === 'request failed')
       }
-      assert.equal(server.child.exitCode, null, 'the server keeps running')
-      assert.equal((await server.request('GET', '/healthz')).status, 200)
+      assert.equal(suite.server.child.exitCode, null, 'the server keeps running')
+      assert.equal((await suite.server.request('GET', '/healthz')).status, 200)
     })
   })
 }

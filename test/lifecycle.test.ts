@@ -1,62 +1,36 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { after, before, describe, test } from 'node:test'
-import { BACKENDS, createKey, runCli, seed, startServer, type TestDatabase, type TestServer } from './helpers.js'
+import { describe, test } from 'node:test'
+import { BACKENDS, createKey, runCli, seed, useResources, within, type TestServer } from './helpers.js'
 
 const TOKEN = /psk_[A-Za-z0-9_-]{43}/
 const tokensIn = (text: string) => text.match(new RegExp(TOKEN.source, 'g')) ?? []
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-/** Polls until `check` holds or `ms` pass; resolves with whether it held. */
-async function until(check: () => boolean, ms = 5_000): Promise<boolean> {
-  const deadline = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > deadline) return false
-    await sleep(25)
-  }
-  return true
-}
-
-/** Resolves with the exit code, or 'timeout' if the process is still running after `ms`. */
-function exitWithin(server: TestServer, ms: number): Promise<number | null | 'timeout'> {
-  return Promise.race([server.waitForExit(), sleep(ms).then(() => 'timeout' as const)])
-}
+/** Resolves once the server has logged the request with this id, so everything before it is in. */
+const logged = (server: TestServer, reqId: string) => server.waitForLog((l) => l.reqId === reqId && l.msg === 'request')
 
 for (const backend of BACKENDS) {
   describe(`process lifecycle (${backend.name})`, () => {
-    const databases: TestDatabase[] = []
-    const servers: TestServer[] = []
-    const fresh = async () => {
-      const db = await backend.create()
-      databases.push(db)
-      return db
-    }
-    const start = async (url: string, env: Record<string, string> = {}) => {
-      const server = await startServer(url, env)
-      servers.push(server)
-      return server
-    }
-    after(async () => {
-      for (const server of servers) if (server.child.exitCode === null) server.child.kill('SIGKILL')
-      await Promise.all(servers.map((s) => s.waitForExit()))
-      for (const db of databases) await db.drop()
-    })
+    const resources = useResources()
+    const fresh = () => resources.database(backend)
+    const start = (url: string, env: Record<string, string> = {}) => resources.server(url, env)
 
     test('When the database has no key, then the first start prints exactly one working key to stderr, and a second start prints none', async () => {
       const db = await fresh()
       const first = await start(db.url)
-      assert.ok(await until(() => TOKEN.test(first.stderr)), `no key on stderr: ${first.stderr}`)
-      const printed = tokensIn(first.stderr)
+      const printed = tokensIn(await first.waitForStderr(TOKEN))
       assert.equal(printed.length, 1, first.stderr)
       const token = printed[0]!
-      assert.equal((await first.request('GET', '/v1/inventory', { token })).status, 200)
-      await sleep(100)
+      const headers = { 'x-request-id': 'first-key' }
+      assert.equal((await first.request('GET', '/v1/inventory', { token, headers })).status, 200)
+      await logged(first, 'first-key')
       assert.ok(!first.stdoutLines.join('\n').includes(token), 'the first key must not reach stdout')
       assert.equal(await first.stop(), 0)
 
       const second = await start(db.url)
-      assert.equal((await second.request('GET', '/v1/inventory', { token })).status, 200, 'the first key still works')
-      await sleep(200)
+      const res = await second.request('GET', '/v1/inventory', { token, headers })
+      assert.equal(res.status, 200, 'the first key still works')
+      await logged(second, 'first-key')
       assert.doesNotMatch(second.stderr, TOKEN)
       assert.ok(!second.stdoutLines.join('\n').includes(token))
       const list = await runCli(['keys', 'list'], second.env)
@@ -68,8 +42,7 @@ for (const backend of BACKENDS) {
     test('When requests carry valid and invalid keys, then no token and no Authorization value reaches the logs', async () => {
       const db = await fresh()
       const server = await start(db.url, { LOG_LEVEL: 'trace' })
-      assert.ok(await until(() => TOKEN.test(server.stderr)))
-      const firstKey = tokensIn(server.stderr)[0]!
+      const firstKey = tokensIn(await server.waitForStderr(TOKEN))[0]!
       const created = await createKey(server, 'logger')
       const unknown = 'psk_' + randomBytes(32).toString('base64url')
       const secrets = [firstKey, created, unknown]
@@ -91,10 +64,8 @@ for (const backend of BACKENDS) {
           sent++
         }
       }
-      assert.ok(
-        await until(() => server.logs().filter((l) => l.msg === 'request').length >= sent),
-        'every request is logged, so the check below is meaningful',
-      )
+      // Every request is logged, so the check below is meaningful.
+      await server.waitForLog(() => server.logs().filter((l) => l.msg === 'request').length >= sent)
       assert.equal(await server.stop(), 0)
       const stdout = server.stdoutLines.join('\n')
       for (const secret of secrets) {
@@ -132,10 +103,10 @@ for (const backend of BACKENDS) {
       await Promise.race([firstAnswer, Promise.all(clients)])
       const signalledAt = Date.now()
       server.child.kill('SIGTERM')
-      const exit = Promise.race([
-        server.waitForExit().then((code) => ({ code, ms: Date.now() - signalledAt })),
-        sleep(15_000).then(() => ({ code: 'still running', ms: 15_000 })),
-      ])
+      const exit = within(server.waitForExit(), 15_000, 'exit after SIGTERM').then((code) => ({
+        code,
+        ms: Date.now() - signalledAt,
+      }))
       const results = await Promise.all(clients)
       const { code, ms } = await exit
 
@@ -168,7 +139,7 @@ for (const backend of BACKENDS) {
       const res = await server.request('PATCH', '/v1/inventory/7', { token, body: { quantity: 77 } })
       assert.equal(res.status, 200)
       server.child.kill('SIGINT')
-      assert.equal(await exitWithin(server, 10_000), 0)
+      assert.equal(await within(server.waitForExit(), 10_000, 'exit after SIGINT'), 0)
       const restarted = await start(db.url)
       const list = await restarted.request('GET', '/v1/inventory', { token })
       assert.deepEqual(list.body, [{ petId: 7n, quantity: 77, status: 'pending' }])

@@ -1,26 +1,22 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import { BACKENDS, createKey, inventoryFile, runCli, seed, startServer, type TestDatabase, type TestServer } from './helpers.js'
+import { before, describe, test } from 'node:test'
+import { BACKENDS, createKey, inventoryFile, runCli, seed, useSuite, type TestServer } from './helpers.js'
 
 const PETS = 100
 
 for (const backend of BACKENDS) {
   describe(`several instances on one database act as one service (${backend.name})`, () => {
-    let database: TestDatabase
+    const suite = useSuite(backend, {
+      instances: 2,
+      seed: Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: 0, status: 'available' })),
+    })
+    // The two instances and the key, read once the suite's `before` has run.
     let a: TestServer
     let b: TestServer
     let token: string
-
-    before(async () => {
-      database = await backend.create()
-      a = await startServer(database.url)
-      b = await startServer(database.url)
-      token = await createKey(a, 'shared')
-      await seed(a, Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: 0, status: 'available' })))
-    })
-    after(async () => {
-      await Promise.all([a.stop(), b.stop()])
-      await database.drop()
+    before(() => {
+      ;[a, b] = suite.servers as [TestServer, TestServer]
+      token = suite.token
     })
 
     const quantityOf = async (server: TestServer, petId: number) =>
@@ -77,20 +73,10 @@ for (const backend of BACKENDS) {
   })
 
   describe(`overlapping writers on one database (${backend.name})`, () => {
-    let database: TestDatabase
-    let servers: TestServer[]
-    let token: string
-
-    before(async () => {
-      database = await backend.create()
-      servers = [await startServer(database.url), await startServer(database.url)]
-      token = await createKey(servers[0]!, 'overlap')
+    const suite = useSuite(backend, {
+      instances: 2,
       // Enough rows that PostgreSQL drives the update by index in batch order, not by a scan in table order.
-      await seed(servers[0]!, Array.from({ length: 5000 }, (_, i) => ({ petId: i + 1, quantity: 0, status: 'available' })))
-    })
-    after(async () => {
-      await Promise.all(servers.map((s) => s.stop()))
-      await database.drop()
+      seed: Array.from({ length: 5000 }, (_, i) => ({ petId: i + 1, quantity: 0, status: 'available' })),
     })
 
     test('When both instances update the same few pets in mixed orders at once, then every write succeeds', async () => {
@@ -99,7 +85,10 @@ for (const backend of BACKENDS) {
           Array.from({ length: 200 }, (_, i) => {
             // Pets descend on one instance and ascend on the other, so batches overlap in opposite orders.
             const petId = i % 2 ? 10 - (i % 10) : (i % 10) + 1
-            return servers[i % 2]!.request('PATCH', `/v1/inventory/${petId}`, { token, body: { quantity: i } })
+            return suite.servers[i % 2]!.request('PATCH', `/v1/inventory/${petId}`, {
+              token: suite.token,
+              body: { quantity: i },
+            })
           }),
         )
         assert.deepEqual(
@@ -112,24 +101,12 @@ for (const backend of BACKENDS) {
 
   describe(`imports beside PATCH traffic (${backend.name})`, () => {
     const PETS_BIG = 25_000
-    let database: TestDatabase
-    let server: TestServer
-    let token: string
     const items = Array.from({ length: PETS_BIG }, (_, i) => ({ petId: i + 1, quantity: 1, status: 'available' }))
-
-    before(async () => {
-      database = await backend.create()
-      server = await startServer(database.url)
-      token = await createKey(server, 'imports')
-      await seed(server, items)
-    })
-    after(async () => {
-      await server.stop()
-      await database.drop()
-    })
+    const suite = useSuite(backend, { seed: items })
 
     test('When large imports run while PATCHes hit the same pets, then every PATCH and every import succeeds (no deadlock)', async () => {
       // Imports write in several statements; PATCH batches lock rows of later statements meanwhile.
+      const { server, token } = suite
       const file = inventoryFile(items)
       let stop = false
       const statuses: number[] = []
@@ -151,22 +128,13 @@ for (const backend of BACKENDS) {
   })
 
   describe(`serve --workers (${backend.name})`, () => {
-    let database: TestDatabase
-    let server: TestServer
-    let token: string
-
-    before(async () => {
-      database = await backend.create()
-      server = await startServer(database.url, { WORKERS: '2' })
-      token = await createKey(server, 'workers')
-      await seed(server, Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: 0, status: 'sold' })))
-    })
-    after(async () => {
-      await server.stop()
-      await database.drop()
+    const suite = useSuite(backend, {
+      env: { WORKERS: '2' },
+      seed: Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: 0, status: 'sold' })),
     })
 
     test('When two workers share the port, then concurrent PATCHes all land, both workers serve, and SIGTERM exits 0', async () => {
+      const { server, token } = suite
       const results = await Promise.all(
         Array.from({ length: PETS }, (_, i) =>
           server.request('PATCH', `/v1/inventory/${i + 1}`, { token, body: { quantity: i + 1 } }),
@@ -177,9 +145,9 @@ for (const backend of BACKENDS) {
         const list = (await server.request('GET', '/v1/inventory', { token })).body
         list.forEach((item: { petId: bigint; quantity: number }) => assert.equal(item.quantity, Number(item.petId)))
       }
-      await new Promise((r) => setTimeout(r, 100))
-      const pids = new Set(server.logs().filter((l) => l.msg === 'request').map((l) => l.pid))
-      assert.equal(pids.size, 2, `request log lines came from ${[...pids].join(', ')}`)
+      const pids = () => new Set(server.logs().filter((l) => l.msg === 'request').map((l) => l.pid))
+      await server.waitForLog(() => pids().size === 2).catch(() => {})
+      assert.equal(pids().size, 2, `request log lines came from ${[...pids()].join(', ')}`)
       assert.equal(await server.stop(), 0)
     })
   })

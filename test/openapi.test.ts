@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { connect } from 'node:net'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { ERROR_CODES } from '../src/errors.js'
 import { SqliteStorage } from '../src/storage/sqlite/sqlite.storage.js'
-import { createKey, sqliteDatabase, startServer, type TestDatabase, type TestServer } from './helpers.js'
+import { BACKENDS, useSuite, type TestServer } from './helpers.js'
+
+const sqlite = BACKENDS.find((b) => b.name === 'sqlite')!
 
 /** The committed contract; this file runs as dist/test/openapi.test.js. */
 const COMMITTED = fileURLToPath(new URL('../../openapi.json', import.meta.url))
@@ -28,18 +30,13 @@ function rawRequest(server: TestServer, raw: string): Promise<string> {
 }
 
 describe('OpenAPI document and docs page (sqlite)', () => {
-  let database: TestDatabase
+  // PUBLIC_BASE_URL is pinned to its default so the document is the default one.
+  const suite = useSuite(sqlite, { env: { PUBLIC_BASE_URL: loadConfig({}).publicBaseUrl } })
   let server: TestServer
   let doc: any
   before(async () => {
-    database = sqliteDatabase()
-    // PORT differs per run; PUBLIC_BASE_URL is pinned to its default so the document is the default one.
-    server = await startServer(database.url, { PUBLIC_BASE_URL: loadConfig({}).publicBaseUrl })
+    server = suite.server
     doc = JSON.parse((await server.request('GET', '/v1/openapi.json')).text)
-  })
-  after(async () => {
-    await server.stop()
-    await database.drop()
   })
 
   test('When the document is fetched without a key or with a bad one, then it is served as OpenAPI 3.1 JSON', async () => {
@@ -157,7 +154,7 @@ describe('OpenAPI document and docs page (sqlite)', () => {
   })
 
   test('When any request fails, then the response is application/json', async () => {
-    const token = await createKey(server, 'errors')
+    const token = suite.token
     const cases: [string, string, Parameters<TestServer['request']>[2]][] = [
       ['GET', '/v1/inventory', {}],
       ['GET', '/v1/inventory', { token: 'psk_wrong' }],
@@ -202,20 +199,11 @@ describe('OpenAPI document and docs page (sqlite)', () => {
 })
 
 describe('OpenAPI servers (sqlite, custom base URLs)', () => {
-  let database: TestDatabase
-  let server: TestServer
   const env = { PRODUCTION_BASE_URL: 'https://api.petstore.test', STAGING_BASE_URL: 'https://staging.petstore.test/inventory' }
-  before(async () => {
-    database = sqliteDatabase()
-    server = await startServer(database.url, env)
-  })
-  after(async () => {
-    await server.stop()
-    await database.drop()
-  })
+  const suite = useSuite(sqlite, { env })
 
   test('When PRODUCTION_BASE_URL and STAGING_BASE_URL are set, then the servers list them, each ending in /v1', async () => {
-    const doc = JSON.parse((await server.request('GET', '/v1/openapi.json')).text)
+    const doc = JSON.parse((await suite.server.request('GET', '/v1/openapi.json')).text)
     assert.deepEqual(doc.servers.find((s: any) => s.description === 'Production'), { url: 'https://api.petstore.test/v1', description: 'Production' })
     assert.deepEqual(doc.servers.find((s: any) => s.description === 'Staging'), { url: 'https://staging.petstore.test/inventory/v1', description: 'Staging' })
     // "This server" is the relative /v1 unless PUBLIC_BASE_URL is set; the others are absolute.

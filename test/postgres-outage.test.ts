@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { BACKENDS, createKey, seed, startServer, type TestDatabase, type TestServer } from './helpers.js'
+import { BACKENDS, createKey, seed, useResources, type TestServer } from './helpers.js'
 import { TcpProxy } from './tcp-proxy.js'
 
 const TIMEOUT_MS = 1000
@@ -10,26 +10,22 @@ const BOUND_MS = TIMEOUT_MS + 2000
 const postgres = BACKENDS.find((b) => b.name === 'postgres')
 
 describe('PostgreSQL going away', { skip: !postgres && 'PostgreSQL is not reachable' }, () => {
-  let database: TestDatabase
+  const resources = useResources()
   let proxy: TcpProxy
   let server: TestServer
   let token: string
 
   before(async () => {
-    database = await postgres!.create()
+    const database = await resources.database(postgres!)
     const direct = new URL(database.url)
     proxy = await TcpProxy.start({ host: direct.hostname, port: Number(direct.port || 5432) })
     const proxied = new URL(database.url)
     proxied.port = String(proxy.port)
-    server = await startServer(proxied.toString(), { DB_TIMEOUT_MS: String(TIMEOUT_MS) })
-    token = await createKey(server, 'outage')
-    await seed(server, [{ petId: 1, quantity: 1, status: 'available' }])
+    token = await createKey(database.url, 'outage')
+    await seed(database.url, [{ petId: 1, quantity: 1, status: 'available' }])
+    server = await resources.server(proxied.toString(), { DB_TIMEOUT_MS: String(TIMEOUT_MS) })
   })
-  after(async () => {
-    await server.stop()
-    await proxy.close()
-    await database.drop()
-  })
+  after(() => proxy.close())
 
   const timed = async (method: string, path: string, body?: unknown) => {
     const started = Date.now()

@@ -1,36 +1,26 @@
 import Database from 'better-sqlite3'
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import { createKey, seed, sqliteDatabase, startServer, type TestDatabase, type TestServer } from './helpers.js'
+import { describe, test } from 'node:test'
+import { BACKENDS, useSuite } from './helpers.js'
 
 describe('SQLite write lock held by another process', () => {
-  let database: TestDatabase
-  let server: TestServer
-  let token: string
-
-  before(async () => {
-    database = sqliteDatabase()
-    server = await startServer(database.url, { DB_TIMEOUT_MS: '500' })
-    token = await createKey(server, 'busy')
-    await seed(server, [{ petId: 1, quantity: 1, status: 'available' }])
-  })
-  after(async () => {
-    await server.stop()
-    await database.drop()
+  const suite = useSuite(BACKENDS.find((b) => b.name === 'sqlite')!, {
+    env: { DB_TIMEOUT_MS: '500' },
+    seed: [{ petId: 1, quantity: 1, status: 'available' }],
   })
 
   test('When another writer holds the lock past the busy timeout, then PATCH gets 503 and nothing changes; once released, writes work', async () => {
-    const other = new Database(database.url.slice('sqlite:'.length))
+    const other = new Database(suite.database.url.slice('sqlite:'.length))
     other.exec('BEGIN IMMEDIATE')
     try {
       const started = Date.now()
-      const patch = server.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 50 } })
+      const patch = suite.server.request('PATCH', '/v1/inventory/1', { token: suite.token, body: { quantity: 50 } })
       // While that PATCH waits for the lock, the process keeps serving: reads are answered at once.
       await new Promise((r) => setTimeout(r, 50))
       const readStarted = Date.now()
       const [list, health] = await Promise.all([
-        server.request('GET', '/v1/inventory', { token }),
-        server.request('GET', '/healthz'),
+        suite.server.request('GET', '/v1/inventory', { token: suite.token }),
+        suite.server.request('GET', '/healthz'),
       ])
       assert.equal(list.body[0].quantity, 1)
       assert.equal(health.status, 200)
@@ -43,8 +33,8 @@ describe('SQLite write lock held by another process', () => {
       other.exec('ROLLBACK')
       other.close()
     }
-    const res = await server.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 51 } })
+    const res = await suite.server.request('PATCH', '/v1/inventory/1', { token: suite.token, body: { quantity: 51 } })
     assert.equal(res.status, 200)
-    assert.equal((await server.request('GET', '/v1/inventory', { token })).body[0].quantity, 51)
+    assert.equal((await suite.server.request('GET', '/v1/inventory', { token: suite.token })).body[0].quantity, 51)
   })
 })

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { connect } from 'node:net'
-import { after, describe, test } from 'node:test'
-import { BACKENDS, CLI, TestServer, createKey, freePort, seed, type TestDatabase } from './helpers.js'
+import { describe, test } from 'node:test'
+import { BACKENDS, createKey, seed, useResources } from './helpers.js'
 
 /** Sends a PATCH whose body arrives only when `finish` is called; resolves with the status line. */
 function slowPatch(port: number, token: string, petId: number, quantity: number) {
@@ -23,32 +22,23 @@ function slowPatch(port: number, token: string, petId: number, quantity: number)
 
 for (const backend of BACKENDS) {
   describe(`serve --workers shutdown (${backend.name})`, () => {
-    const databases: TestDatabase[] = []
-    after(async () => {
-      for (const db of databases) await db.drop()
-    })
+    const resources = useResources()
 
     test('When Ctrl-C reaches the whole process group, then requests in flight in every worker finish and the service exits 0', async () => {
-      const database = await backend.create()
-      databases.push(database)
-      const port = await freePort()
-      const env = { DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', WORKERS: '2' }
+      const database = await resources.database(backend)
+      const token = await createKey(database.url, 'group')
+      await seed(database.url, [1, 2, 3, 4].map((petId) => ({ petId, quantity: 0, status: 'available' })))
       // Its own process group, like a service started from a terminal.
-      const child = spawn(process.execPath, [CLI, 'serve'], { env: { PATH: process.env.PATH, ...env }, detached: true })
-      const server = new TestServer(child, `http://127.0.0.1:${port}`, env)
-      for (let i = 0; ; i++) {
-        const ok = await fetch(`${server.baseUrl}/healthz`).then((r) => r.ok, () => false)
-        if (ok) break
-        assert.ok(i < 300, 'the service started')
-        await new Promise((r) => setTimeout(r, 50))
-      }
-      const token = await createKey(server, 'group')
-      await seed(server, [1, 2, 3, 4].map((petId) => ({ petId, quantity: 0, status: 'available' })))
+      const server = await resources.server(database.url, { WORKERS: '2' }, { detached: true })
+      const count = (msg: string) => server.logs().filter((l) => l.msg === msg).length
+      await server.waitForLog(() => count('Server listening at ' + server.baseUrl) === 2)
 
-      const inFlight = [1, 2, 3, 4].map((petId) => slowPatch(port, token, petId, petId * 10))
+      const inFlight = [1, 2, 3, 4].map((petId) => slowPatch(server.port, token, petId, petId * 10))
+      // Give the primary time to hand the four connections to the workers.
       await new Promise((r) => setTimeout(r, 300))
-      process.kill(-child.pid!, 'SIGINT')
-      await new Promise((r) => setTimeout(r, 300))
+      process.kill(-server.child.pid!, 'SIGINT')
+      // Both workers have begun their shutdown before the bodies arrive.
+      await server.waitForLog(() => count('shutting down') === 2)
       for (const request of inFlight) request.finish()
       const statusLines = await Promise.all(inFlight.map((r) => r.done))
       assert.deepEqual(statusLines, Array(4).fill('HTTP/1.1 200 OK'))

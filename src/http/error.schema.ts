@@ -23,6 +23,7 @@ export function errorResponses(...statuses: number[]) {
     401: 'The API key is missing, malformed, unknown or revoked.',
     404: 'The requested resource could not be found.',
     413: 'The request body is larger than 64 KiB.',
+    414: 'A path parameter is longer than 8192 characters.',
     415: 'The request body is not application/json.',
     500: 'Unexpected failure; the body says nothing about internals.',
     503: 'The database is unavailable or the service is shutting down; retry later.',

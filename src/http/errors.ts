@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { randomUUID } from 'node:crypto'
 import { STATUS_CODES as STATUS_CODES_TEXT } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { DomainError, ERROR_CODES, type ErrorCode } from '../errors.js'
+import { DomainError, ERROR_CODES, codeForStatus, type ErrorCode } from '../errors.js'
 
 /** Writes the spec's Error body; the single way any error leaves the service. */
 export function sendError(reply: FastifyReply, code: ErrorCode, message: string) {
@@ -14,33 +14,27 @@ export function sendError(reply: FastifyReply, code: ErrorCode, message: string)
     .send({ code, message, status })
 }
 
-// Fastify's own client errors, by their stable codes (never by message text).
-const FRAMEWORK_CODES: Record<string, ErrorCode> = {
-  FST_ERR_VALIDATION: 'invalid_request',
-  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_request',
-  FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_request',
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_request',
-  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+// Fastify's own errors whose message is better replaced, by their stable codes (never by message text).
+const FRAMEWORK_MESSAGES: Record<string, string> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Unsupported Content-Type: request bodies must be application/json',
+  FST_ERR_BAD_URL: 'Malformed URL',
+  FST_ERR_INVALID_URL: 'Malformed URL',
+  FST_ERR_MAX_PARAM_LENGTH: 'A path segment is too long',
 }
 
-const STATUS_CODES = new Map<number, ErrorCode>(
-  Object.entries(ERROR_CODES).map(([code, status]) => [status, code as ErrorCode]),
-)
-
-function classify(error: FastifyError): { code: ErrorCode; message: string } {
+/**
+ * The Error body for any error: a domain error keeps its code; anything else (the framework's, the
+ * JSON parser's) keeps the status it carries, with that status's code. A 4xx message is about the
+ * request and is passed on; a 5xx says nothing about internals. A status with no documented code is a
+ * bug, answered as a 500 and logged, so the service never sends a status the document does not list.
+ */
+export function classify(error: FastifyError): { code: ErrorCode; message: string; undocumented?: number } {
   if (error instanceof DomainError) return { code: error.code, message: error.message }
-  const known = error.code ? FRAMEWORK_CODES[error.code] : undefined
-  if (known === 'unsupported_media_type') {
-    return { code: known, message: 'Unsupported Content-Type: request bodies must be application/json' }
-  }
-  if (known) return { code: known, message: error.message }
-  // A client error from the JSON parser or elsewhere in the framework: its message is about the request.
   const status = error.statusCode ?? 500
-  if (status >= 400 && status < 500) {
-    return { code: STATUS_CODES.get(status) ?? 'invalid_request', message: error.message }
-  }
-  return { code: 'internal_error', message: 'Internal server error' }
+  const code = codeForStatus(status)
+  if (!code) return { code: 'internal_error', message: 'Internal server error', undocumented: status }
+  if (status >= 500) return { code, message: code === 'internal_error' ? 'Internal server error' : 'The service is unavailable; retry shortly' }
+  return { code, message: (error.code && FRAMEWORK_MESSAGES[error.code]) || error.message }
 }
 
 /** The Error body for a status, as raw HTTP/1.1 bytes: for connections too broken for a reply object. */
@@ -72,17 +66,16 @@ export function handleClientError(this: FastifyInstance, error: NodeJS.ErrnoExce
   socket.end(rawErrorResponse(code, message, reqId))
 }
 
-/** For Fastify's `frameworkErrors`: a URL that cannot be decoded. */
-export function handleFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
-  return sendError(reply, 'invalid_request', error.code === 'FST_ERR_BAD_URL' ? 'Malformed URL' : 'Invalid request')
+/** Every error that reaches Fastify's error handler or its `frameworkErrors` hook leaves through here. */
+export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const { code, message, undocumented } = classify(error)
+  if (undocumented) request.log.error({ err: error, status: undocumented }, 'an error carried a status with no error code')
+  else if (ERROR_CODES[code] >= 500) request.log.error({ err: error }, 'request failed')
+  return sendError(reply, code, message)
 }
 
 export function registerErrorHandling(app: FastifyInstance) {
-  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const { code, message } = classify(error)
-    if (ERROR_CODES[code] >= 500) request.log.error({ err: error }, 'request failed')
-    return sendError(reply, code, message)
-  })
+  app.setErrorHandler(handleError)
 
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, 'not_found', `No route for ${request.method} ${request.url.split('?')[0]}`),

@@ -5,6 +5,7 @@ import { sendJsonText } from '../http/json-reply.js'
 import { itemJson, itemsJson } from './inventory.json.js'
 import { PetIdParamsSchema } from './inventory.schema.js'
 import type { InventoryService } from './inventory.service.js'
+import { VersionedValue } from '../cache/versioned-value.js'
 
 export interface InventoryRoutesOptions {
   inventory: InventoryService
@@ -12,9 +13,10 @@ export interface InventoryRoutesOptions {
 
 /** The inventory area. Auth is added by the enclosing scope. */
 export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { inventory }) => {
-  // The list body is cached (as bytes, so a large list is not re-encoded per request), filed under the inventory version that every writer moves, and the
-  // version is checked on every request: the cache can never serve a list older than the database.
-  let cached: { version: string; body: Buffer } | undefined
+  // The list body is cached as bytes (a large list is not re-encoded per request), filed under the
+  // inventory version that every writer moves, and checked against it on every request: the cache can
+  // never serve a list older than the database.
+  const listBody = new VersionedValue<Buffer>()
 
   app.get(
     '/inventory',
@@ -31,12 +33,9 @@ export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> 
       },
     },
     async (request, reply) => {
-      // Read by the auth hook at the start of this request: a cache filed under it is current.
-      if (cached?.version !== request.versions.inventory) {
-        const snapshot = await inventory.snapshot()
-        cached = { version: snapshot.version, body: Buffer.from(itemsJson(snapshot.items)) }
-      }
-      return sendJsonText(reply, cached.body)
+      // The version was read by the auth hook at the start of this request, before any list read.
+      const body = await listBody.get(request.versions.inventory, async () => Buffer.from(itemsJson(await inventory.list())))
+      return sendJsonText(reply, body)
     },
   )
 
@@ -56,7 +55,7 @@ export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> 
         body: Type.Ref('InventoryUpdate'),
         response: {
           200: Type.Ref('InventoryItem', { description: 'The updated entry, once the change is committed durably.' }),
-          ...errorResponses(400, 401, 404, 413, 415, 500, 503),
+          ...errorResponses(400, 401, 404, 413, 414, 415, 500, 503),
         },
       },
     },

@@ -1,18 +1,12 @@
 import { NotFoundError } from '../errors.js'
 import type { InventoryItem, Storage } from '../storage/storage.js'
 
-export interface InventorySnapshot {
-  version: string
-  items: InventoryItem[]
-}
-
 export class InventoryService {
   constructor(private readonly storage: Storage) {}
 
-  /** The version is read first, so a snapshot is never older than the version it is filed under. */
-  async snapshot(): Promise<InventorySnapshot> {
-    const { inventory: version } = await this.storage.versions()
-    return { version, items: await this.storage.listInventory() }
+  /** Every entry, sorted by petId. */
+  list(): Promise<InventoryItem[]> {
+    return this.storage.listInventory()
   }
 
   async setQuantity(petId: bigint, quantity: number): Promise<InventoryItem> {

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import { InvalidInputError, NotFoundError, UnauthorizedError } from '../errors.js'
 import type { ApiKey, Storage } from '../storage/storage.js'
 import { KEY_NAME_PATTERN, generateKey, hashKey, isWellFormedKey, sameHash } from './api-key.js'
@@ -5,15 +6,21 @@ import { KEY_NAME_PATTERN, generateKey, hashKey, isWellFormedKey, sameHash } fro
 const BEARER = /^bearer +(\S+) *$/i
 /** last_used_at is kept to the minute: writing it on every request would cost a commit each. */
 const TOUCH_INTERVAL_MS = 60_000
-/** Bound on remembered verifications; only valid keys get in, and past the bound it starts afresh. */
+/** Bound on remembered verifications; only valid keys get in, and the least recently used goes first. */
 const MAX_VERIFIED = 10_000
+const FIRST_KEY_NAME = 'default'
 
 export class KeysService {
   private readonly touchedAt = new Map<number, number>()
-  /** Authorization values already verified, each valid while the keys' version it was checked at holds. */
-  private readonly verified = new Map<string, { id: number; version: string }>()
+  /** Tokens already verified, each trusted while the keys' version it was checked at holds. */
+  private readonly verified: LRUCache<string, { id: number; version: string }>
 
-  constructor(private readonly storage: Storage) {}
+  constructor(
+    private readonly storage: Storage,
+    options: { maxVerified?: number } = {},
+  ) {
+    this.verified = new LRUCache({ max: options.maxVerified ?? MAX_VERIFIED })
+  }
 
   /**
    * Resolves with the key id for a valid `Authorization` header value; throws UnauthorizedError
@@ -22,19 +29,18 @@ export class KeysService {
    */
   async authenticate(authorization: string | undefined, keysVersion: string): Promise<number> {
     if (!authorization) throw new UnauthorizedError('Missing API key: send Authorization: Bearer <API_KEY>')
-    const known = this.verified.get(authorization)
+    const token = BEARER.exec(authorization)?.[1]
+    if (!token || !isWellFormedKey(token)) throw new UnauthorizedError('Malformed API key')
+    const known = this.verified.get(token)
     if (known?.version === keysVersion) {
       this.touch(known.id)
       return known.id
     }
-    const token = BEARER.exec(authorization)?.[1]
-    if (!token || !isWellFormedKey(token)) throw new UnauthorizedError('Malformed API key')
     const hash = hashKey(token)
     const key = await this.storage.findActiveKey(hash)
     // The lookup is by hash, so it reveals nothing about the token; the compare is constant-time anyway.
     if (!key || !sameHash(key.hash, hash)) throw new UnauthorizedError('Unknown or revoked API key')
-    if (this.verified.size >= MAX_VERIFIED) this.verified.clear()
-    this.verified.set(authorization, { id: key.id, version: keysVersion })
+    this.verified.set(token, { id: key.id, version: keysVersion })
     this.touch(key.id)
     return key.id
   }
@@ -54,10 +60,9 @@ export class KeysService {
         'Key name must start with a letter and hold up to 64 letters, digits, dots, dashes or underscores',
       )
     }
-    const active = (await this.storage.listKeys()).find((k) => k.name === name && !k.revokedAt)
-    if (active) throw new InvalidInputError(`An active key named '${name}' already exists`)
     const token = generateKey()
     const key = await this.storage.createKey(name, hashKey(token), new Date().toISOString())
+    if (!key) throw new InvalidInputError(`An active key named '${name}' already exists`)
     return { key, token }
   }
 
@@ -73,9 +78,13 @@ export class KeysService {
     return key
   }
 
-  /** On a database that has never had a key, creates the first one so the service is usable. */
+  /**
+   * On a database that has never had a key, creates the first one so the service is usable. Atomic:
+   * of several instances starting together on a fresh database, exactly one creates it.
+   */
   async createFirstKeyIfNone(): Promise<{ key: ApiKey; token: string } | undefined> {
-    if ((await this.storage.countKeys()) > 0) return undefined
-    return this.create('default')
+    const token = generateKey()
+    const key = await this.storage.createFirstKey(FIRST_KEY_NAME, hashKey(token), new Date().toISOString())
+    return key && { key, token }
   }
 }

@@ -1,7 +1,18 @@
 interface Pending<In, Out> {
   input: In
+  /** Date.now() past which this write must not be started, and must have been answered. */
+  deadline: number
   resolve: (value: Out) => void
   reject: (error: unknown) => void
+}
+
+export interface GroupCommitOptions {
+  /** How many batches may commit at once (on separate connections). */
+  maxInFlight?: number
+  /** The longest a write may wait, from submission to its answer; past it, `expired()` is thrown. */
+  maxWaitMs?: number
+  /** The error for a write whose wait ran out before its batch started: it was never applied. */
+  expired?: () => Error
 }
 
 /**
@@ -13,20 +24,32 @@ interface Pending<In, Out> {
  * request parsed in that turn joins it. With asynchronous batches, up to `maxInFlight` commit at once
  * (on separate connections); while all are busy, new writes gather for the next one. Batches in
  * flight together hold only writes that were concurrent, so any order of their commits is a valid one.
+ *
+ * Every write has a deadline, `maxWaitMs` after its submission. A batch gets its earliest member's
+ * deadline, which `commitBatch` must honour (give up, unapplied, past it); a write still waiting for a
+ * batch at its deadline is refused without being applied. So no write waits longer than `maxWaitMs`
+ * plus the commit in progress, which is what lets shutdown bound its drain.
  */
 export class GroupCommit<In, Out> {
   private pending: Pending<In, Out>[] = []
   private scheduled = false
   private readonly inFlight = new Set<Promise<void>>()
+  private readonly maxInFlight: number
+  private readonly maxWaitMs: number
+  private readonly expired: () => Error
 
   constructor(
-    private readonly commitBatch: (batch: In[]) => Out[] | Promise<Out[]>,
-    private readonly maxInFlight = 1,
-  ) {}
+    private readonly commitBatch: (batch: In[], deadline: number) => Out[] | Promise<Out[]>,
+    options: GroupCommitOptions = {},
+  ) {
+    this.maxInFlight = options.maxInFlight ?? 1
+    this.maxWaitMs = options.maxWaitMs ?? Number.POSITIVE_INFINITY
+    this.expired = options.expired ?? (() => new Error('The write waited too long and was not applied'))
+  }
 
   submit(input: In): Promise<Out> {
     return new Promise<Out>((resolve, reject) => {
-      this.pending.push({ input, resolve, reject })
+      this.pending.push({ input, deadline: Date.now() + this.maxWaitMs, resolve, reject })
       this.schedule()
     })
   }
@@ -52,10 +75,20 @@ export class GroupCommit<In, Out> {
   }
 
   private async flush() {
-    const batch = this.pending
+    const now = Date.now()
+    const batch: Pending<In, Out>[] = []
+    for (const p of this.pending) {
+      if (p.deadline <= now) p.reject(this.expired())
+      else batch.push(p)
+    }
     this.pending = []
+    if (batch.length === 0) return
     try {
-      const results = await this.commitBatch(batch.map((p) => p.input))
+      const deadline = Math.min(...batch.map((p) => p.deadline))
+      const results = await this.commitBatch(
+        batch.map((p) => p.input),
+        deadline,
+      )
       batch.forEach((p, i) => p.resolve(results[i] as Out))
     } catch (error) {
       for (const p of batch) p.reject(error)

@@ -16,14 +16,21 @@ function describe(databaseUrl: string): string {
 
 /** Opens (and migrates) the storage named by the configuration's DATABASE_URL. */
 export async function openStorage(
-  config: Pick<Config, 'databaseUrl' | 'dbPoolSize' | 'dbTimeoutMs'>,
+  config: Pick<Config, 'databaseUrl' | 'dbPoolSize' | 'dbTimeoutMs' | 'dbMigrationTimeoutMs'>,
 ): Promise<Storage> {
   const { databaseUrl } = config
   try {
     if (databaseUrl.startsWith('sqlite:')) {
-      return new SqliteStorage(databaseUrl.slice('sqlite:'.length), { busyTimeoutMs: config.dbTimeoutMs })
+      return new SqliteStorage(databaseUrl.slice('sqlite:'.length), {
+        busyTimeoutMs: config.dbTimeoutMs,
+        migrationTimeoutMs: config.dbMigrationTimeoutMs,
+      })
     }
-    return await PostgresStorage.open(databaseUrl, { poolSize: config.dbPoolSize, timeoutMs: config.dbTimeoutMs })
+    return await PostgresStorage.open(databaseUrl, {
+      poolSize: config.dbPoolSize,
+      timeoutMs: config.dbTimeoutMs,
+      migrationTimeoutMs: config.dbMigrationTimeoutMs,
+    })
   } catch (error) {
     const reason = error instanceof Error ? error.message || error.name : String(error)
     throw new StorageOpenError(`Cannot open the database ${describe(databaseUrl)}: ${reason}`)

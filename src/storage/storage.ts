@@ -44,11 +44,16 @@ export interface Storage {
   /** The id of the non-revoked key with this SHA-256 hash, if any. */
   findActiveKey(hash: Buffer): Promise<{ id: number; hash: Buffer } | undefined>
   touchKey(id: number, at: string): Promise<void>
-  createKey(name: string, hash: Buffer, at: string): Promise<ApiKey>
+  /** Creates a key, atomically; undefined when an active key already has this name. */
+  createKey(name: string, hash: Buffer, at: string): Promise<ApiKey | undefined>
+  /**
+   * Creates a key only if the database has never had one, atomically: of processes racing on a fresh
+   * database exactly one gets the key, the others undefined.
+   */
+  createFirstKey(name: string, hash: Buffer, at: string): Promise<ApiKey | undefined>
   listKeys(): Promise<ApiKey[]>
   /** Revokes the active key with this name or id; returns it, or undefined when there is none. */
   revokeKey(nameOrId: string | number, at: string): Promise<ApiKey | undefined>
-  countKeys(): Promise<number>
 
   /** Resolves when the database answers; throws UnavailableError when it does not. */
   ping(): Promise<void>

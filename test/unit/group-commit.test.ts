@@ -168,4 +168,42 @@ describe('GroupCommit', () => {
     assert.deepEqual(batches[0], inputs)
     assert.deepEqual(results, inputs.map((n) => `done ${n}`))
   })
+
+  test('When a write waits for a batch past its deadline, then it is refused unapplied and its neighbours still commit', async () => {
+    const batches: number[][] = []
+    let open!: () => void
+    const commit = new GroupCommit<number, number>(
+      async (batch) => {
+        batches.push([...batch])
+        if (batch.includes(1)) await new Promise<void>((resolve) => (open = resolve))
+        return batch
+      },
+      { maxWaitMs: 50, expired: () => new Error('expired') },
+    )
+    const first = commit.submit(1)
+    await nextTurn()
+    const late = settle(commit.submit(2))
+    await new Promise((r) => setTimeout(r, 80))
+    const fresh = commit.submit(3)
+    open()
+    assert.equal(await first, 1)
+    assert.deepEqual(await late, { ok: false, error: new Error('expired') })
+    assert.equal(await fresh, 3)
+    assert.deepEqual(batches, [[1], [3]], 'the expired write never reached a batch')
+  })
+
+  test('When a batch starts, then it is given its earliest member\'s deadline', async () => {
+    const deadlines: number[] = []
+    const commit = new GroupCommit<number, number>(
+      (batch, deadline) => {
+        deadlines.push(deadline)
+        return batch
+      },
+      { maxWaitMs: 1000 },
+    )
+    const before = Date.now()
+    await Promise.all([commit.submit(1), commit.submit(2)])
+    assert.equal(deadlines.length, 1)
+    assert.ok(deadlines[0]! >= before + 1000 && deadlines[0]! <= Date.now() + 1000, String(deadlines[0]! - before))
+  })
 })

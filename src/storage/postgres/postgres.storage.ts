@@ -8,8 +8,13 @@ import { migratePostgres } from './migrate.js'
 export interface PostgresOptions {
   /** Connections in this process's pool. */
   poolSize: number
-  /** Bound on connecting and on each query: past it the request gets 503 instead of hanging. */
+  /**
+   * Bound on each database step of a request: getting a connection and running one statement, or a
+   * whole write transaction from the moment it was asked for. Past it the request gets 503.
+   */
   timeoutMs: number
+  /** Bound on applying migrations at start, the wait for another instance's migration lock included. */
+  migrationTimeoutMs: number
 }
 
 interface KeyRow {
@@ -37,7 +42,7 @@ const UNAVAILABLE_CLASSES = ['08', '53', '57']
  */
 function classify(error: unknown): unknown {
   if (error instanceof pg.DatabaseError && !UNAVAILABLE_CLASSES.includes(error.code?.slice(0, 2) ?? '')) return error
-  return new UnavailableError('The database is unavailable; retry shortly')
+  return unavailable()
 }
 
 /**
@@ -46,9 +51,14 @@ function classify(error: unknown): unknown {
  * taking it first gives every writer the same lock order (version row, then pet rows), so a batch of
  * PATCHes and a multi-statement import, here or in other instances, can never deadlock.
  */
-async function lockInventory(client: pg.PoolClient) {
-  await client.query('SELECT version FROM inventory_version FOR UPDATE')
+async function lockInventory(run: Run) {
+  await run('SELECT version FROM inventory_version FOR UPDATE')
 }
+
+/** Runs one statement on a lent connection, within the time the caller has left. */
+type Run = <R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<R[]>
+
+const unavailable = () => new UnavailableError('The database is unavailable; retry shortly')
 
 export class PostgresStorage implements Storage {
   readonly dialect = 'postgres'
@@ -57,18 +67,28 @@ export class PostgresStorage implements Storage {
   private constructor(
     private readonly pool: pg.Pool,
     readonly migrationsApplied: string[],
+    private readonly timeoutMs: number,
     poolSize: number,
   ) {
     // Half the pool commits batches; the rest stays free for reads and authentication.
-    this.groupCommit = new GroupCommit((batch) => this.commitQuantities(batch), Math.max(1, poolSize >> 1))
+    this.groupCommit = new GroupCommit((batch, deadline) => this.commitQuantities(batch, deadline), {
+      maxInFlight: Math.max(1, poolSize >> 1),
+      maxWaitMs: timeoutMs,
+      expired: unavailable,
+    })
   }
 
   static async open(url: string, options: PostgresOptions): Promise<PostgresStorage> {
+    // Migrations run first, on a connection of their own with their own bound: an instance that
+    // starts while another applies a long migration waits for it instead of failing.
+    const migrationsApplied = await migratePostgres(url, {
+      connectTimeoutMs: options.timeoutMs,
+      timeoutMs: options.migrationTimeoutMs,
+    })
     const pool = new pg.Pool({
       connectionString: url,
       max: options.poolSize,
       connectionTimeoutMillis: options.timeoutMs,
-      query_timeout: options.timeoutMs,
       statement_timeout: options.timeoutMs,
       keepAlive: true,
       idleTimeoutMillis: 30_000,
@@ -79,19 +99,57 @@ export class PostgresStorage implements Storage {
     })
     // An idle connection dropped by the server emits here; without a listener it would crash the process.
     pool.on('error', () => {})
+    return new PostgresStorage(pool, migrationsApplied, options.timeoutMs, options.poolSize)
+  }
+
+  /** One statement on a pooled connection, bounded as a whole (connecting included) by timeoutMs. */
+  private async query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]> {
+    return this.withConnection(Date.now() + this.timeoutMs, (run) => run<R>(text, values))
+  }
+
+  /**
+   * Lends a connection until `deadline`. Every statement gets the time that is left; one that runs out
+   * leaves the connection busy with it, so that connection is destroyed, never reused or rolled back
+   * in line behind the hung statement (which would double the wait). Errors the server raised about a
+   * statement keep their meaning; anything else becomes 503.
+   */
+  private async withConnection<T>(deadline: number, body: (run: Run) => Promise<T>): Promise<T> {
+    const client = await this.connect(deadline)
+    let broken: Error | undefined
+    const run: Run = async (text, values) => {
+      const left = deadline - Date.now()
+      if (left <= 0) throw unavailable()
+      try {
+        const bound = Math.min(left, this.timeoutMs)
+        return (await client.query({ text, values, query_timeout: bound } as pg.QueryConfig)).rows
+      } catch (error) {
+        if (!(error instanceof pg.DatabaseError)) broken = error as Error
+        throw error
+      }
+    }
     try {
-      return new PostgresStorage(pool, await migratePostgres(pool), options.poolSize)
+      return await body(run)
     } catch (error) {
-      await pool.end()
-      throw error
+      throw classify(error)
+    } finally {
+      client.release(broken)
     }
   }
 
-  private async query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]> {
+  /** A pooled connection, or 503 at the deadline (a connection that arrives later goes back to the pool). */
+  private async connect(deadline: number): Promise<pg.PoolClient> {
+    const pending = this.pool.connect()
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(unavailable()), Math.max(0, Math.min(deadline - Date.now(), this.timeoutMs)))
+    })
     try {
-      return (await this.pool.query<R>(text, values)).rows
+      return await Promise.race([pending, timeout])
     } catch (error) {
+      pending.then((client) => client.release(), () => {})
       throw classify(error)
+    } finally {
+      clearTimeout(timer)
     }
   }
 
@@ -118,20 +176,19 @@ export class PostgresStorage implements Storage {
    * applied as if in submission order: the last value is stored, and each caller gets its own value.
    * Like every inventory writer, it locks the inventory_version row first (see lockInventory).
    */
-  private async commitQuantities(batch: { petId: bigint; quantity: number }[]) {
+  private async commitQuantities(batch: { petId: bigint; quantity: number }[], deadline: number) {
     const last = new Map<bigint, number>()
     for (const { petId, quantity } of batch) last.set(petId, quantity)
     const ids = [...last.keys()].map(String)
-    const rows = await this.transaction(async (client) => {
-      await lockInventory(client)
-      const result = await client.query<{ pet_id: string; status: PetStatus }>(
+    const rows = await this.transaction(deadline, async (run) => {
+      await lockInventory(run)
+      return run<{ pet_id: string; status: PetStatus }>(
         `UPDATE inventory AS i SET quantity = v.quantity
          FROM unnest($1::bigint[], $2::integer[]) AS v(pet_id, quantity)
          WHERE i.pet_id = v.pet_id
          RETURNING i.pet_id::text AS pet_id, i.status`,
         [ids, [...last.values()]],
       )
-      return result.rows
     })
     const status = new Map(rows.map((r) => [BigInt(r.pet_id), r.status]))
     return batch.map(({ petId, quantity }) => {
@@ -142,11 +199,12 @@ export class PostgresStorage implements Storage {
 
   /** Inserts or replaces every item, all in one transaction. */
   async upsertInventory(items: InventoryItem[]): Promise<void> {
-    await this.transaction(async (client) => {
-      await lockInventory(client)
+    // Imports are not requests: each statement is bounded, the whole import is not.
+    await this.transaction(Number.POSITIVE_INFINITY, async (run) => {
+      await lockInventory(run)
       for (let i = 0; i < items.length; i += 10_000) {
         const chunk = items.slice(i, i + 10_000)
-        await client.query(
+        await run(
           `INSERT INTO inventory (pet_id, quantity, status)
            SELECT * FROM unnest($1::bigint[], $2::integer[], $3::text[])
            ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, status = excluded.status`,
@@ -156,24 +214,23 @@ export class PostgresStorage implements Storage {
     })
   }
 
-  private async transaction<T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect().catch((error: unknown) => {
-      throw classify(error)
+  /**
+   * BEGIN … COMMIT on one connection, finished or abandoned by `deadline`. A statement the server
+   * refused is rolled back in line; a connection that failed or timed out is destroyed instead (the
+   * server rolls back what it never saw committed).
+   */
+  private transaction<T>(deadline: number, body: (run: Run) => Promise<T>): Promise<T> {
+    return this.withConnection(deadline, async (run) => {
+      await run('BEGIN')
+      try {
+        const result = await body(run)
+        await run('COMMIT')
+        return result
+      } catch (error) {
+        if (error instanceof pg.DatabaseError) await run('ROLLBACK').catch(() => {})
+        throw error
+      }
     })
-    let broken: unknown
-    try {
-      await client.query('BEGIN')
-      const result = await body(client)
-      await client.query('COMMIT')
-      return result
-    } catch (error) {
-      broken = error
-      await client.query('ROLLBACK').catch(() => {})
-      throw classify(error)
-    } finally {
-      // A client whose connection failed mid-transaction is discarded, not returned to the pool.
-      client.release(broken instanceof pg.DatabaseError ? undefined : (broken as Error | undefined))
-    }
   }
 
   async findActiveKey(hash: Buffer) {
@@ -188,12 +245,28 @@ export class PostgresStorage implements Storage {
     await this.query('UPDATE api_keys SET last_used_at = $1 WHERE id = $2', [at, id])
   }
 
-  async createKey(name: string, hash: Buffer, at: string): Promise<ApiKey> {
+  /** Conflicts on the active name index only: the loser of a race waits for the winner's commit, then learns the name is taken. */
+  async createKey(name: string, hash: Buffer, at: string): Promise<ApiKey | undefined> {
     const rows = await this.query<KeyRow>(
-      'INSERT INTO api_keys (name, key_hash, created_at) VALUES ($1, $2, $3) RETURNING *',
+      `INSERT INTO api_keys (name, key_hash, created_at) VALUES ($1, $2, $3)
+       ON CONFLICT (name) WHERE revoked_at IS NULL DO NOTHING RETURNING *`,
       [name, hash, at],
     )
-    return toKey(rows[0]!)
+    return rows[0] && toKey(rows[0])
+  }
+
+  /**
+   * Two processes on a fresh database both see no key; both then insert the same name, so the second
+   * waits on the first's index entry and, once it commits, inserts nothing.
+   */
+  async createFirstKey(name: string, hash: Buffer, at: string): Promise<ApiKey | undefined> {
+    const rows = await this.query<KeyRow>(
+      `INSERT INTO api_keys (name, key_hash, created_at)
+       SELECT $1, $2, $3 WHERE NOT EXISTS (SELECT 1 FROM api_keys)
+       ON CONFLICT (name) WHERE revoked_at IS NULL DO NOTHING RETURNING *`,
+      [name, hash, at],
+    )
+    return rows[0] && toKey(rows[0])
   }
 
   async listKeys(): Promise<ApiKey[]> {
@@ -212,11 +285,6 @@ export class PostgresStorage implements Storage {
             [at, nameOrId],
           )
     return rows[0] && toKey(rows[0])
-  }
-
-  async countKeys(): Promise<number> {
-    const rows = await this.query<{ n: number }>('SELECT count(*)::integer AS n FROM api_keys')
-    return rows[0]!.n
   }
 
   async ping(): Promise<void> {

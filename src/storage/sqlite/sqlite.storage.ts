@@ -31,17 +31,20 @@ const toKey = (row: KeyRow): ApiKey => ({
 })
 
 const isBusy = (error: unknown) => error instanceof Database.SqliteError && error.code.startsWith('SQLITE_BUSY')
+const busyError = () => new UnavailableError('The database is busy; retry shortly')
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 export interface SqliteOptions {
-  /** How long a writer waits for another process's write lock before failing (503). */
+  /** How long a request waits for another process's lock before failing (503). */
   busyTimeoutMs?: number
+  /** How long opening and migrating wait for another process's lock (at start, before serving). */
+  migrationTimeoutMs?: number
 }
 
 export function openSqliteDatabase(path: string, options: SqliteOptions = {}): Database.Database {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const db = new Database(path)
-  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
+  db.pragma(`busy_timeout = ${options.migrationTimeoutMs ?? 600_000}`)
   db.pragma('journal_mode = WAL')
   // better-sqlite3 builds with WAL's default at NORMAL, which can lose the last commits on power loss.
   db.pragma('synchronous = FULL')
@@ -66,7 +69,7 @@ export class SqliteStorage implements Storage {
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000
     this.db = openSqliteDatabase(path, options)
     this.migrationsApplied = migrateSqlite(this.db)
-    // From here on a locked database answers at once, and writers wait in retryWrite without
+    // From here on a locked database answers at once, and statements wait in retryBusy without
     // blocking the event loop: SQLite's own busy wait is a synchronous sleep that would stall
     // every request of the process, reads included.
     this.db.pragma('busy_timeout = 0')
@@ -83,7 +86,12 @@ export class SqliteStorage implements Storage {
         ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, status = excluded.status`),
       findKey: db.prepare('SELECT id, key_hash AS hash FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL'),
       touchKey: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
-      createKey: db.prepare('INSERT INTO api_keys (name, key_hash, created_at) VALUES (?, ?, ?) RETURNING *'),
+      // Conflicts on the active name index only: the loser of a race learns the name is taken.
+      createKey: db.prepare(`INSERT INTO api_keys (name, key_hash, created_at) VALUES (?, ?, ?)
+        ON CONFLICT (name) WHERE revoked_at IS NULL DO NOTHING RETURNING *`),
+      createFirstKey: db.prepare(`INSERT INTO api_keys (name, key_hash, created_at)
+        SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM api_keys)
+        ON CONFLICT (name) WHERE revoked_at IS NULL DO NOTHING RETURNING *`),
       listKeys: db.prepare('SELECT * FROM api_keys ORDER BY id'),
       revokeByName: db.prepare(
         'UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL RETURNING *',
@@ -91,25 +99,30 @@ export class SqliteStorage implements Storage {
       revokeById: db.prepare(
         'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING *',
       ),
-      countKeys: db.prepare('SELECT count(*) FROM api_keys').pluck(),
     }
-    this.groupCommit = new GroupCommit((batch) =>
-      this.write(() =>
-        batch.map(({ petId, quantity }) => {
-          const row = this.stmt.setQuantity.all(quantity, petId)[0] as InventoryRow | undefined
-          return row && toItem(row)
-        }),
-      ),
+    this.groupCommit = new GroupCommit(
+      (batch, deadline) =>
+        this.write(
+          () =>
+            batch.map(({ petId, quantity }) => {
+              const row = this.stmt.setQuantity.all(quantity, petId)[0] as InventoryRow | undefined
+              return row && toItem(row)
+            }),
+          deadline,
+        ),
+      { maxWaitMs: this.busyTimeoutMs, expired: busyError },
     )
   }
 
-  async versions(): Promise<Versions> {
-    const others = String(this.stmt.dataVersion.get())
-    return { inventory: `${others}.${this.ownInventoryWrites}`, keys: `${others}.${this.ownKeyWrites}` }
+  versions(): Promise<Versions> {
+    return this.retryBusy(() => {
+      const others = String(this.stmt.dataVersion.get())
+      return { inventory: `${others}.${this.ownInventoryWrites}`, keys: `${others}.${this.ownKeyWrites}` }
+    })
   }
 
-  async listInventory(): Promise<InventoryItem[]> {
-    return (this.stmt.list.all() as InventoryRow[]).map(toItem)
+  listInventory(): Promise<InventoryItem[]> {
+    return this.retryBusy(() => (this.stmt.list.all() as InventoryRow[]).map(toItem))
   }
 
   setQuantity(petId: bigint, quantity: number): Promise<InventoryItem | undefined> {
@@ -123,33 +136,34 @@ export class SqliteStorage implements Storage {
   }
 
   /** One IMMEDIATE transaction that writes the inventory, counted so this process's cache sees it. */
-  private write<T>(body: () => T): Promise<T> {
-    return this.retryWrite(() => {
+  private write<T>(body: () => T, deadline?: number): Promise<T> {
+    return this.retryBusy(() => {
       const result = this.db.transaction(body).immediate()
       this.ownInventoryWrites++
       return result
-    })
+    }, deadline)
   }
 
   /**
-   * Runs a write, retrying while another process holds the write lock, for up to busyTimeoutMs;
-   * past that, 503: the write was not applied and can be retried.
+   * Runs a statement or transaction, retrying while another process holds a lock it needs (a writer's
+   * lock for writes; for reads, a connection in exclusive locking mode or running WAL recovery), until
+   * `deadline` (busyTimeoutMs from now by default); past that, 503: nothing was applied, so a retry is
+   * safe. The wait is asynchronous, so the rest of the process keeps serving meanwhile.
    */
-  private async retryWrite<T>(attempt: () => T): Promise<T> {
-    const deadline = Date.now() + this.busyTimeoutMs
+  private async retryBusy<T>(attempt: () => T, deadline = Date.now() + this.busyTimeoutMs): Promise<T> {
     for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
       try {
         return attempt()
       } catch (error) {
         if (!isBusy(error)) throw error
-        if (Date.now() + wait > deadline) throw new UnavailableError('The database is busy; retry shortly')
+        if (Date.now() + wait > deadline) throw busyError()
         await sleep(wait)
       }
     }
   }
 
-  async findActiveKey(hash: Buffer) {
-    return this.stmt.findKey.get(hash) as { id: number; hash: Buffer } | undefined
+  findActiveKey(hash: Buffer) {
+    return this.retryBusy(() => this.stmt.findKey.get(hash) as { id: number; hash: Buffer } | undefined)
   }
 
   /** One attempt: a busy database makes it fail fast, and the caller tries again later. */
@@ -157,30 +171,35 @@ export class SqliteStorage implements Storage {
     this.stmt.touchKey.run(at, id)
   }
 
-  async createKey(name: string, hash: Buffer, at: string): Promise<ApiKey> {
-    const row = await this.retryWrite(() => this.stmt.createKey.all(name, hash, at)[0] as KeyRow)
+  createKey(name: string, hash: Buffer, at: string): Promise<ApiKey | undefined> {
+    return this.insertKey(this.stmt.createKey, name, hash, at)
+  }
+
+  createFirstKey(name: string, hash: Buffer, at: string): Promise<ApiKey | undefined> {
+    return this.insertKey(this.stmt.createFirstKey, name, hash, at)
+  }
+
+  private async insertKey(statement: Database.Statement, name: string, hash: Buffer, at: string) {
+    const row = await this.retryBusy(() => statement.all(name, hash, at)[0] as KeyRow | undefined)
+    if (!row) return undefined
     this.ownKeyWrites++
     return toKey(row)
   }
 
   async listKeys(): Promise<ApiKey[]> {
-    return (this.stmt.listKeys.all() as KeyRow[]).map(toKey)
+    return (await this.retryBusy(() => this.stmt.listKeys.all() as KeyRow[])).map(toKey)
   }
 
   async revokeKey(nameOrId: string | number, at: string): Promise<ApiKey | undefined> {
-    const rows = (await this.retryWrite(() =>
+    const rows = (await this.retryBusy(() =>
       typeof nameOrId === 'number' ? this.stmt.revokeById.all(at, nameOrId) : this.stmt.revokeByName.all(at, nameOrId),
     )) as KeyRow[]
     this.ownKeyWrites++
     return rows[0] && toKey(rows[0])
   }
 
-  async countKeys(): Promise<number> {
-    return this.stmt.countKeys.get() as number
-  }
-
   async ping(): Promise<void> {
-    this.stmt.dataVersion.get()
+    await this.versions()
   }
 
   async close(): Promise<void> {

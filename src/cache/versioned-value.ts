@@ -1,0 +1,26 @@
+/**
+ * A value built from the database, filed under the change-counter version it was built at (see
+ * Storage.versions). A caller passes the version it read at the start of its request: an equal version
+ * means nothing was committed since, so the value is current for it. Callers that arrive with the same
+ * version while it is being built share that one build, so a burst of requests after a write costs
+ * one rebuild, not one each.
+ */
+export class VersionedValue<T> {
+  private current: { version: string; value: T } | undefined
+  private readonly building = new Map<string, Promise<T>>()
+
+  async get(version: string, build: () => Promise<T>): Promise<T> {
+    if (this.current?.version === version) return this.current.value
+    let pending = this.building.get(version)
+    if (!pending) {
+      pending = build()
+        .then((value) => {
+          this.current = { version, value }
+          return value
+        })
+        .finally(() => this.building.delete(version))
+      this.building.set(version, pending)
+    }
+    return pending
+  }
+}

@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { ConfigError, loadConfig } from '../../src/config.js'
+
+const badSettings: [string, string][] = [
+  ['PORT', 'abc'],
+  ['PORT', '70000'],
+  ['PORT', '-1'],
+  ['PORT', '80.5'],
+  ['LOG_LEVEL', 'loud'],
+  ['PETSTORE_ENV', 'prod'],
+  ['DATABASE_URL', 'mysql://x'],
+  ['DATABASE_URL', '/var/lib/petstore.db'],
+  ['PUBLIC_BASE_URL', 'not-a-url'],
+  ['PUBLIC_BASE_URL', 'ftp://petstore.example.com'],
+  ['PRODUCTION_BASE_URL', 'petstore.example.com'],
+  ['STAGING_BASE_URL', 'https://staging.example.com/v1?x=1'],
+  ['HOST', 'a host'],
+  ['WORKERS', '0'],
+  ['WORKERS', '65'],
+  ['DB_POOL_SIZE', '0'],
+  ['DB_TIMEOUT_MS', '99'],
+  ['DB_MIGRATION_TIMEOUT_MS', '999'],
+  ['SHUTDOWN_GRACE_MS', 'soon'],
+  ['PUBLIC_BASE_URL', 'https://petstore.example.com/v1'],
+  ['PRODUCTION_BASE_URL', 'https://petstore.example.com/api/v1/'],
+]
+
+/** The ConfigError loadConfig throws for `env`. */
+function refusal(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env)
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, String(error))
+    return error
+  }
+  assert.fail(`accepted ${JSON.stringify(env)}`)
+}
+
+describe('loadConfig', () => {
+  test('When nothing is set, then every documented default applies', () => {
+    assert.deepEqual(
+      { ...loadConfig({}) },
+      {
+        port: 8080,
+        host: '127.0.0.1',
+        databaseUrl: 'sqlite:./data/petstore.db',
+        workers: 1,
+        dbPoolSize: 10,
+        dbTimeoutMs: 5000,
+        dbMigrationTimeoutMs: 600000,
+        shutdownGraceMs: 16000,
+        logLevel: 'info',
+        environment: 'development',
+        publicBaseUrl: '',
+        productionBaseUrl: 'https://petstore.example.com',
+        stagingBaseUrl: 'https://staging.petstore.example.com',
+      },
+    )
+  })
+
+  for (const [name, value] of badSettings) {
+    test(`When ${name}=${value}, then it is refused naming ${name} and quoting the value`, () => {
+      const { message } = refusal({ [name]: value })
+      assert.match(message, new RegExp(`^${name}=`))
+      assert.ok(message.includes(JSON.stringify(value)), message)
+      assert.match(message, /expected /)
+    })
+  }
+
+  test('When several variables are bad, then every one of them is named, one line each', () => {
+    const { message } = refusal({ PORT: 'abc', LOG_LEVEL: 'loud', PETSTORE_ENV: 'prod' })
+    assert.deepEqual(
+      message.split('\n').map((line) => line.split('=')[0]),
+      ['PORT', 'LOG_LEVEL', 'PETSTORE_ENV'],
+    )
+  })
+
+  test('When a value is empty or blank, then it counts as unset', () => {
+    assert.equal(loadConfig({ PORT: '', LOG_LEVEL: '  ' }).port, 8080)
+    assert.equal(loadConfig({ LOG_LEVEL: '  ' }).logLevel, 'info')
+  })
+
+  test('When base URLs end in a slash, then it is removed (the service adds /v1 itself)', () => {
+    const config = loadConfig({ PUBLIC_BASE_URL: 'https://a.example/', PRODUCTION_BASE_URL: 'https://b.example/api//' })
+    assert.equal(config.publicBaseUrl, 'https://a.example')
+    assert.equal(config.productionBaseUrl, 'https://b.example/api')
+  })
+
+  test('When DB_TIMEOUT_MS is raised, then the default shutdown grace outlasts a request\'s database waits', () => {
+    assert.equal(loadConfig({ DB_TIMEOUT_MS: '1000' }).shutdownGraceMs, 10_000)
+    assert.equal(loadConfig({ DB_TIMEOUT_MS: '60000' }).shutdownGraceMs, 181_000)
+  })
+
+  test('When SHUTDOWN_GRACE_MS is shorter than a request can wait for the database, then it is refused', () => {
+    const { message } = refusal({ DB_TIMEOUT_MS: '5000', SHUTDOWN_GRACE_MS: '15999' })
+    assert.match(message, /^SHUTDOWN_GRACE_MS="15999" is invalid: expected at least 16000 \(3 × DB_TIMEOUT_MS \+ 1000\)/)
+    assert.equal(loadConfig({ DB_TIMEOUT_MS: '5000', SHUTDOWN_GRACE_MS: '16000' }).shutdownGraceMs, 16_000)
+  })
+
+  test('When the configuration is loaded, then it is frozen', () => {
+    assert.ok(Object.isFrozen(loadConfig({})))
+  })
+})

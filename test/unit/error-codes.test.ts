@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict'
+import { errorCodes, type FastifyError } from 'fastify'
+import { describe, test } from 'node:test'
+import { ERROR_CODES, InvalidInputError, NotFoundError, UnauthorizedError, UnavailableError } from '../../src/errors.js'
+import { classify } from '../../src/http/errors.js'
+
+const statusOf = (code: keyof typeof ERROR_CODES) => ERROR_CODES[code]
+
+describe('error classification', () => {
+  test('When any error Fastify defines is raised, then it keeps its status and gets that status\'s documented code', () => {
+    const seen = new Set<number>()
+    for (const [name, FastifyErrorClass] of Object.entries(errorCodes)) {
+      const error = new (FastifyErrorClass as new () => FastifyError)()
+      const status = error.statusCode ?? 500
+      seen.add(status)
+      const { code, undocumented } = classify(error)
+      assert.equal(undocumented, undefined, `${name} (${status}) has no documented code`)
+      assert.equal(statusOf(code), status, `${name}: ${status} became ${code}`)
+    }
+    // The walk above covered client and server errors alike.
+    assert.ok([...seen].some((s) => s < 500) && seen.has(500), [...seen].join(','))
+  })
+
+  test('When a 4xx the service has no code for is raised (429, 412), then it is not turned into a 400', () => {
+    for (const status of [402, 409, 412, 418, 429]) {
+      const error = Object.assign(new Error('from a plugin'), { statusCode: status }) as FastifyError
+      const { code, undocumented } = classify(error)
+      assert.notEqual(code, 'invalid_request', `${status} must not become a 400`)
+      assert.equal(code, 'internal_error')
+      assert.equal(undocumented, status, 'and it is reported as a bug')
+    }
+  })
+
+  test('When a framework error is a server error, then its message reveals nothing', () => {
+    const error = Object.assign(new Error('SELECT * FROM secret_table failed'), { statusCode: 500 }) as FastifyError
+    assert.deepEqual(classify(error), { code: 'internal_error', message: 'Internal server error' })
+    assert.deepEqual(classify(new Error('boom') as FastifyError), { code: 'internal_error', message: 'Internal server error' })
+  })
+
+  test('When a domain error is raised, then its code and message are kept', () => {
+    for (const error of [
+      new InvalidInputError('bad'),
+      new NotFoundError('none'),
+      new UnauthorizedError('who'),
+      new UnavailableError('later'),
+    ]) {
+      assert.deepEqual(classify(error as unknown as FastifyError), { code: error.code, message: error.message })
+    }
+  })
+
+  test('When the codes are listed, then each status has exactly one code', () => {
+    const statuses = Object.values(ERROR_CODES)
+    assert.equal(new Set(statuses).size, statuses.length)
+  })
+})

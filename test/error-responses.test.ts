@@ -1,0 +1,153 @@
+import Database from 'better-sqlite3'
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import pg from 'pg'
+import { ERROR_CODES, codeForStatus } from '../src/errors.js'
+import { BACKENDS, createKey, seed, useResources, type Response, type TestServer } from './helpers.js'
+import { holdSqliteRecoveryLock } from './sqlite-locks.js'
+import { TcpProxy } from './tcp-proxy.js'
+
+/**
+ * Walks every error response the OpenAPI document declares, makes the service send it for real, and
+ * checks the status, the Error shape and the code. The phases run in order on one server: requests
+ * that need a healthy database, then the database unavailable, then the database broken.
+ */
+type Phase = 'healthy' | 'unavailable' | 'broken'
+interface Trigger {
+  phase: Phase
+  send: (server: TestServer, token: string) => Promise<Response>
+}
+
+const json = { 'content-type': 'application/json' }
+const TRIGGERS: Record<string, Record<number, Trigger>> = {
+  'GET /inventory': {
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/inventory') },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/inventory', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/inventory', { token }) },
+  },
+  'PATCH /inventory/{petId}': {
+    400: { phase: 'healthy', send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: -1 } }) },
+    401: { phase: 'healthy', send: (s) => s.request('PATCH', '/v1/inventory/1', { body: { quantity: 1 } }) },
+    404: { phase: 'healthy', send: (s, token) => s.request('PATCH', '/v1/inventory/424242', { token, body: { quantity: 1 } }) },
+    413: {
+      phase: 'healthy',
+      send: (s, token) =>
+        s.request('PATCH', '/v1/inventory/1', { token, rawBody: `{"quantity":1,"p":"${'x'.repeat(70_000)}"}`, headers: json }),
+    },
+    414: {
+      phase: 'healthy',
+      send: (s, token) => s.request('PATCH', `/v1/inventory/${'9'.repeat(9000)}`, { token, body: { quantity: 1 } }),
+    },
+    415: {
+      phase: 'healthy',
+      send: (s, token) =>
+        s.request('PATCH', '/v1/inventory/1', { token, rawBody: 'quantity=1', headers: { 'content-type': 'text/plain' } }),
+    },
+    500: { phase: 'broken', send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 2 } }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 3 } }) },
+  },
+}
+
+for (const backend of BACKENDS) {
+  describe(`every documented error response, sent for real (${backend.name})`, () => {
+    const resources = useResources()
+    let server: TestServer
+    let token: string
+    let databaseUrl: string
+    let proxy: TcpProxy | undefined
+    let declared: { operation: string; status: number }[]
+
+    before(async () => {
+      const database = await resources.database(backend)
+      databaseUrl = database.url
+      token = await createKey(databaseUrl, 'errors')
+      await seed(databaseUrl, [{ petId: 1, quantity: 5, status: 'available' }])
+      let serverUrl = databaseUrl
+      if (backend.name === 'postgres') {
+        const direct = new URL(databaseUrl)
+        proxy = await TcpProxy.start({ host: direct.hostname, port: Number(direct.port || 5432) })
+        const proxied = new URL(databaseUrl)
+        proxied.port = String(proxy.port)
+        serverUrl = proxied.toString()
+      }
+      server = await resources.server(serverUrl, { DB_TIMEOUT_MS: '300' })
+      const doc = (await server.request('GET', '/v1/openapi.json')).body
+      declared = Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>).flatMap(
+        ([path, operations]) =>
+          Object.entries(operations).flatMap(([method, operation]) =>
+            Object.keys(operation.responses)
+              .map(Number)
+              .filter((status) => status >= 400)
+              .map((status) => ({ operation: `${method.toUpperCase()} ${path}`, status })),
+          ),
+      )
+    })
+    after(() => proxy?.close())
+
+    test('When the document is read, then every declared error response has a trigger here, and every trigger is declared', () => {
+      const triggers = Object.entries(TRIGGERS).flatMap(([operation, byStatus]) =>
+        Object.keys(byStatus).map((status) => `${operation} ${status}`),
+      )
+      assert.deepEqual(declared.map((d) => `${d.operation} ${d.status}`).sort(), triggers.sort())
+    })
+
+    const walk = async (phase: Phase) => {
+      const sent = declared.filter((d) => TRIGGERS[d.operation]![d.status]!.phase === phase)
+      assert.ok(sent.length > 0)
+      for (const { operation, status } of sent) {
+        const res = await TRIGGERS[operation]![status]!.send(server, token)
+        const where = `${operation} → ${status}`
+        assert.equal(res.status, status, `${where}: ${res.text}`)
+        assert.match(res.headers.get('content-type') ?? '', /^application\/json/, where)
+        assert.deepEqual(Object.keys(res.body).sort(), ['code', 'message', 'status'], where)
+        assert.equal(res.body.status, status, where)
+        assert.equal(res.body.code, codeForStatus(status), where)
+        assert.equal(ERROR_CODES[res.body.code as keyof typeof ERROR_CODES], status, where)
+        assert.ok(typeof res.body.message === 'string' && res.body.message.length > 0, where)
+      }
+    }
+
+    test('When each declared response is provoked with a healthy database, then it has its status, the Error shape and its code', () =>
+      walk('healthy'))
+
+    test('When each declared response is provoked with the database unavailable, then the same holds, and the service recovers', async () => {
+      if (proxy) {
+        await proxy.cut()
+        try {
+          await walk('unavailable')
+        } finally {
+          await proxy.restore()
+        }
+      } else {
+        const lock = await holdSqliteRecoveryLock(databaseUrl.slice('sqlite:'.length))
+        try {
+          await walk('unavailable')
+        } finally {
+          await lock.release()
+        }
+      }
+      // Nothing was applied while it was unavailable.
+      const deadline = Date.now() + 10_000
+      let list: Response
+      do list = await server.request('GET', '/v1/inventory', { token })
+      while (list.status !== 200 && Date.now() < deadline)
+      assert.deepEqual(list.body, [{ petId: 1n, quantity: 5, status: 'available' }])
+    })
+
+    test('When each declared response is provoked with the database broken, then the same holds and nothing internal shows', async () => {
+      if (backend.name === 'sqlite') {
+        const db = new Database(databaseUrl.slice('sqlite:'.length))
+        db.exec('DROP TABLE inventory')
+        db.close()
+      } else {
+        const client = new pg.Client({ connectionString: databaseUrl })
+        await client.connect()
+        await client.query('DROP TABLE inventory CASCADE')
+        // DROP fires no trigger: move the version as a write would, so the cached list is not served.
+        await client.query('UPDATE inventory_version SET version = version + 1')
+        await client.end()
+      }
+      await walk('broken')
+    })
+  })
+}

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { loadConfig } from '../src/config.js'
+import { KeysService } from '../src/keys/keys.service.js'
 import { openStorage } from '../src/storage/open-storage.js'
 import { BACKENDS, runCli, useResources, type TestServer } from './helpers.js'
 
@@ -37,6 +38,21 @@ for (const backend of BACKENDS) {
         assert.equal((await server.request('GET', '/v1/inventory', { token: tokens[0] })).status, 200)
         assert.doesNotMatch(server.stderr, /Unexpected failure/)
       }
+    })
+
+    // Processes rarely start close enough together to overlap; connections of one process can be made to.
+    test('When eight connections race to make the first key at the same moment, then exactly one makes it and none fails', async () => {
+      const database = await resources.database(backend)
+      const storages = await Promise.all(
+        Array.from({ length: 8 }, () => openStorage(loadConfig({ DATABASE_URL: database.url }))),
+      )
+      try {
+        const results = await Promise.all(storages.map((storage) => new KeysService(storage).createFirstKeyIfNone()))
+        assert.equal(results.filter((r) => r !== undefined).length, 1)
+      } finally {
+        await Promise.all(storages.map((s) => s.close()))
+      }
+      assert.deepEqual((await keysOn(database.url)).map((k) => k.name), ['default'])
     })
 
     test('When serve --workers 4 starts on a fresh database, then all four workers listen and one first key is made', async () => {

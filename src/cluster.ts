@@ -5,25 +5,52 @@ import type { Config } from './config.js'
 /** What the primary sends a worker to make it shut down gracefully. */
 export const SHUTDOWN_MESSAGE = 'petstore:shutdown'
 
-/** A worker that dies within this long of starting is not restarted: it would only crash again. */
-const MIN_UPTIME_MS = 5_000
+/**
+ * How long the primary waits before replacing a dead worker. Every death is replaced, but a worker
+ * that crashes at start (a bad config, a database that is down) must not make the primary fork in
+ * a tight loop: each quick death doubles the delay, up to a cap. A worker that had stayed up for
+ * `stableMs` proves the previous crashes over, so its death starts again from `firstMs`.
+ */
+export class RestartBackoff {
+  private delayMs = 0
+
+  constructor(
+    readonly firstMs = 100,
+    readonly maxMs = 30_000,
+    readonly stableMs = 10_000,
+  ) {}
+
+  /** The delay before replacing a worker that died after `uptimeMs`. */
+  next(uptimeMs: number): number {
+    const quick = this.delayMs > 0 && uptimeMs < this.stableMs
+    this.delayMs = quick ? Math.min(this.delayMs * 2, this.maxMs) : this.firstMs
+    return this.delayMs
+  }
+}
 
 /**
  * The primary of `petstore serve --workers N`: forks N workers that share the port (node:cluster),
- * restarts a worker that crashes, and on SIGTERM/SIGINT lets every worker shut down gracefully,
- * then exits 0. The workers are stateless; they coordinate only through the database.
+ * replaces a worker that dies (after a backoff), and on SIGTERM/SIGINT lets every worker shut down
+ * gracefully, then exits 0. The workers are stateless; they coordinate only through the database.
  */
 export function runPrimary(config: Config, workers: number): Promise<void> {
   const log = pino({ level: config.logLevel }).child({ role: 'primary' })
   let stopping = false
   const startedAt = new Map<Worker, number>()
+  const backoff = new RestartBackoff()
+  // Replacements still waiting out their delay; shutdown cancels them.
+  const pending = new Set<NodeJS.Timeout>()
 
-  const fork = () => startedAt.set(cluster.fork(), Date.now())
+  const fork = () => {
+    const worker = cluster.fork()
+    startedAt.set(worker, Date.now())
+    return worker
+  }
   for (let i = 0; i < workers; i++) fork()
 
   return new Promise((resolve) => {
     cluster.on('exit', (worker, code, signal) => {
-      const uptime = Date.now() - (startedAt.get(worker) ?? 0)
+      const uptimeMs = Date.now() - (startedAt.get(worker) ?? 0)
       startedAt.delete(worker)
       if (stopping) {
         if (startedAt.size === 0) {
@@ -32,18 +59,24 @@ export function runPrimary(config: Config, workers: number): Promise<void> {
         }
         return
       }
-      log.error({ pid: worker.process.pid, code, signal, uptimeMs: uptime }, 'worker exited unexpectedly')
-      if (uptime >= MIN_UPTIME_MS) fork()
-      else if (startedAt.size === 0) {
-        process.exitCode = 1
-        resolve()
-      }
+      // `workerPid`, not `pid`: every line already carries the primary's own pid.
+      const deadPid = worker.process.pid
+      const delayMs = backoff.next(uptimeMs)
+      log.error({ workerPid: deadPid, code, signal, uptimeMs, restartInMs: delayMs }, 'worker exited unexpectedly')
+      const timer = setTimeout(() => {
+        pending.delete(timer)
+        const replacement = fork()
+        log.info({ workerPid: replacement.process.pid, replacedPid: deadPid, delayMs }, 'worker replaced')
+      }, delayMs)
+      pending.add(timer)
     })
 
     const stop = (signal: NodeJS.Signals) => {
       if (stopping) return
       stopping = true
       log.info({ signal }, 'shutting down workers')
+      for (const timer of pending) clearTimeout(timer)
+      pending.clear()
       for (const worker of startedAt.keys()) {
         try {
           worker.send(SHUTDOWN_MESSAGE)
@@ -51,6 +84,7 @@ export function runPrimary(config: Config, workers: number): Promise<void> {
           worker.process.kill('SIGTERM')
         }
       }
+      // Every worker may already be dead, waiting to be replaced.
       if (startedAt.size === 0) resolve()
     }
     process.on('SIGTERM', stop)

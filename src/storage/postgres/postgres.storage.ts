@@ -110,18 +110,24 @@ export class PostgresStorage implements Storage {
   /**
    * Lends a connection until `deadline`. Every statement gets the time that is left; one that runs out
    * leaves the connection busy with it, so that connection is destroyed, never reused or rolled back
-   * in line behind the hung statement (which would double the wait). Errors the server raised about a
-   * statement keep their meaning; anything else becomes 503.
+   * in line behind the hung statement (which would double the wait). A transaction the server left
+   * open (it refused a statement) is rolled back after the caller has its answer, before the
+   * connection goes back to the pool. Errors the server raised about a statement keep their meaning;
+   * anything else becomes 503.
    */
   private async withConnection<T>(deadline: number, body: (run: Run) => Promise<T>): Promise<T> {
     const client = await this.connect(deadline)
     let broken: Error | undefined
+    let inTransaction = false
     const run: Run = async (text, values) => {
       const left = deadline - Date.now()
       if (left <= 0) throw unavailable()
       try {
         const bound = Math.min(left, this.timeoutMs)
-        return (await client.query({ text, values, query_timeout: bound } as pg.QueryConfig)).rows
+        const { rows } = await client.query({ text, values, query_timeout: bound } as pg.QueryConfig)
+        if (text === 'BEGIN') inTransaction = true
+        if (text === 'COMMIT') inTransaction = false
+        return rows
       } catch (error) {
         if (!(error instanceof pg.DatabaseError)) broken = error as Error
         throw error
@@ -132,7 +138,14 @@ export class PostgresStorage implements Storage {
     } catch (error) {
       throw classify(error)
     } finally {
-      client.release(broken)
+      if (inTransaction && !broken) {
+        client.query({ text: 'ROLLBACK', query_timeout: this.timeoutMs } as pg.QueryConfig).then(
+          () => client.release(),
+          (error: Error) => client.release(error),
+        )
+      } else {
+        client.release(broken)
+      }
     }
   }
 
@@ -215,21 +228,15 @@ export class PostgresStorage implements Storage {
   }
 
   /**
-   * BEGIN … COMMIT on one connection, finished or abandoned by `deadline`. A statement the server
-   * refused is rolled back in line; a connection that failed or timed out is destroyed instead (the
-   * server rolls back what it never saw committed).
+   * BEGIN … COMMIT on one connection, finished or abandoned by `deadline` (see withConnection for
+   * what happens to a transaction that fails: the server rolls back what it never saw committed).
    */
   private transaction<T>(deadline: number, body: (run: Run) => Promise<T>): Promise<T> {
     return this.withConnection(deadline, async (run) => {
       await run('BEGIN')
-      try {
-        const result = await body(run)
-        await run('COMMIT')
-        return result
-      } catch (error) {
-        if (error instanceof pg.DatabaseError) await run('ROLLBACK').catch(() => {})
-        throw error
-      }
+      const result = await body(run)
+      await run('COMMIT')
+      return result
     })
   }
 

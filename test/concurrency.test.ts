@@ -51,3 +51,35 @@ for (const backend of BACKENDS) {
     })
   })
 }
+
+for (const backend of BACKENDS) {
+  describe(`list rebuilds after a write (${backend.name})`, () => {
+    const suite = useSuite(backend, {
+      env: { LOG_LEVEL: 'debug' },
+      seed: Array.from({ length: 2000 }, (_, i) => ({ petId: i + 1, quantity: 0, status: 'available' })),
+    })
+    const builds = () => suite.server.logs().filter((l) => l.msg === 'inventory list built')
+
+    test('When many GETs arrive together after a write, then they share one rebuild of the list, and all see the write', async () => {
+      const list = () => suite.server.request('GET', '/v1/inventory', { token: suite.token })
+      await list()
+      const patch = await suite.server.request('PATCH', '/v1/inventory/5', { token: suite.token, body: { quantity: 55 } })
+      assert.equal(patch.status, 200)
+      const before = builds().length
+      const headers = { 'x-request-id': 'rebuild-last' }
+      const results = await Promise.all([
+        ...Array.from({ length: 19 }, list),
+        suite.server.request('GET', '/v1/inventory', { token: suite.token, headers }),
+      ])
+      for (const res of results) {
+        assert.equal(res.status, 200)
+        assert.equal(res.body[4].quantity, 55)
+      }
+      // Every request of the burst is logged by now, so every rebuild is too.
+      await suite.server.waitForLog(() => suite.server.logs().filter((l) => l.msg === 'request').length >= 22)
+      const rebuilt = builds().slice(before)
+      assert.equal(rebuilt.length, 1, `rebuilds: ${JSON.stringify(rebuilt)}`)
+      assert.equal(rebuilt[0]!.entries, 2000)
+    })
+  })
+}

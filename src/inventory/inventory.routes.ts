@@ -34,7 +34,15 @@ export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> 
     },
     async (request, reply) => {
       // The version was read by the auth hook at the start of this request, before any list read.
-      const body = await listBody.get(request.versions.inventory, async () => Buffer.from(itemsJson(await inventory.list())))
+      const version = request.versions.inventory
+      const body = await listBody.get(version, async () => {
+        const started = performance.now()
+        const items = await inventory.list()
+        const bytes = Buffer.from(itemsJson(items))
+        // For operators watching what a write costs the readers: one line per rebuild, not per request.
+        request.log.debug({ version, entries: items.length, ms: Math.round(performance.now() - started) }, 'inventory list built')
+        return bytes
+      })
       return sendJsonText(reply, body)
     },
   )

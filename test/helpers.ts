@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { EventEmitter, once } from 'node:events'
+import { EventEmitter } from 'node:events'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -35,20 +35,29 @@ export interface CliResult {
   stderr: string
 }
 
-/** Runs the real `petstore` CLI as a process, with only PATH and `env` in its environment. */
-export function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<CliResult> {
+/** Runs a program to its end, with only `env` in its environment, and collects what it printed. */
+export function runProcess(
+  command: string,
+  args: string[],
+  options: { env: Record<string, string>; cwd?: string; stdin?: string },
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    })
+    const child = spawn(command, args, { env: options.env, cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => (stdout += d))
     child.stderr.on('data', (d) => (stderr += d))
     child.on('error', reject)
     child.on('close', (code) => resolve({ code, stdout, stderr }))
-    child.stdin.end(stdin ?? '')
+    child.stdin.end(options.stdin ?? '')
+  })
+}
+
+/** Runs the real `petstore` CLI as a process, with only PATH and `env` in its environment. */
+export function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<CliResult> {
+  return runProcess(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH!, LOG_LEVEL: 'warn', ...env },
+    ...(stdin === undefined ? {} : { stdin }),
   })
 }
 
@@ -341,9 +350,4 @@ export function useResources() {
       return server
     },
   }
-}
-
-/** Resolves when the emitter emits `event`, or rejects after `ms`. */
-export function onceWithin(emitter: EventEmitter, event: string, ms: number) {
-  return within(once(emitter, event), ms, `event ${event}`)
 }

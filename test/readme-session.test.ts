@@ -26,13 +26,12 @@
 // share variables such as TOKEN). Before each command the script prints a marker line on stdout
 // and stderr, so the output can be cut back into steps afterwards.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { sqliteDatabase, useResources, type Backend } from './helpers.js'
+import { runProcess, sqliteDatabase, useResources, type Backend } from './helpers.js'
 
 /** The repository root: the compiled test runs as dist/test/readme-session.test.js. */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -137,18 +136,8 @@ function cut(output: string, marker: string): string[] {
   return pieces.slice(1) // before the first marker: nothing
 }
 
-/** Runs `script` with bash, with only `env` in its environment (as a fresh terminal would). */
-function bash(script: string, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
-}
+/** Runs `script` with bash from the repository root, with only `env` in its environment (as a fresh terminal would). */
+const bash = (script: string, env: Record<string, string>) => runProcess('bash', ['-c', script], { env, cwd: ROOT })
 
 // ---- The tests ---------------------------------------------------------------------------------
 

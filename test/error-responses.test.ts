@@ -25,6 +25,14 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/inventory', { token }) },
     503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/inventory', { token }) },
   },
+  'GET /inventory/{petId}': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/inventory/01', { token }) },
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/inventory/1') },
+    404: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/inventory/424242', { token }) },
+    414: { phase: 'healthy', send: (s, token) => s.request('GET', `/v1/inventory/${'9'.repeat(9000)}`, { token }) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/inventory/1', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/inventory/1', { token }) },
+  },
   'PATCH /inventory/{petId}': {
     400: { phase: 'healthy', send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: -1 } }) },
     401: { phase: 'healthy', send: (s) => s.request('PATCH', '/v1/inventory/1', { body: { quantity: 1 } }) },

@@ -173,8 +173,8 @@ for (const backend of BACKENDS) {
 
     test('When the method is wrong for a known path, then 405 with Allow', async () => {
       const cases: [string, string, string][] = [
-        ['DELETE', '/v1/inventory/1', 'PATCH'],
-        ['GET', '/v1/inventory/1', 'PATCH'],
+        ['DELETE', '/v1/inventory/1', 'GET, HEAD, PATCH'],
+        ['PUT', '/v1/inventory/1', 'GET, HEAD, PATCH'],
         ['POST', '/v1/inventory', 'GET, HEAD'],
         ['PUT', '/v1/inventory', 'GET, HEAD'],
         ['POST', '/v1/openapi.json', 'GET, HEAD'],

@@ -86,11 +86,12 @@ describe('OpenAPI document and docs page (sqlite)', () => {
     }
   })
 
-  test('When the operations are read, then listInventory and updateInventory are the only ones, secured by bearer auth', () => {
+  test('When the operations are read, then listInventory, getInventoryItem and updateInventory are the only ones, secured by bearer auth', () => {
     assert.deepEqual(Object.keys(doc.paths).sort(), ['/inventory', '/inventory/{petId}'])
     assert.deepEqual(Object.keys(doc.paths['/inventory']), ['get'])
-    assert.deepEqual(Object.keys(doc.paths['/inventory/{petId}']), ['patch'])
+    assert.deepEqual(Object.keys(doc.paths['/inventory/{petId}']).sort(), ['get', 'patch'])
     assert.equal(doc.paths['/inventory'].get.operationId, 'listInventory')
+    assert.equal(doc.paths['/inventory/{petId}'].get.operationId, 'getInventoryItem')
     assert.equal(doc.paths['/inventory/{petId}'].patch.operationId, 'updateInventory')
     assert.ok(doc.security.length > 0)
     for (const requirement of doc.security) {
@@ -100,7 +101,7 @@ describe('OpenAPI document and docs page (sqlite)', () => {
         assert.equal(scheme.scheme.toLowerCase(), 'bearer', name)
       }
     }
-    for (const op of [doc.paths['/inventory'].get, doc.paths['/inventory/{petId}'].patch]) {
+    for (const op of [doc.paths['/inventory'].get, doc.paths['/inventory/{petId}'].get, doc.paths['/inventory/{petId}'].patch]) {
       assert.equal(op.security, undefined, `${op.operationId} must not override the global security`)
     }
   })
@@ -118,6 +119,17 @@ describe('OpenAPI document and docs page (sqlite)', () => {
     const get = doc.paths['/inventory'].get
     assert.equal(get.responses['200'].content['application/json'].schema.items.$ref, '#/components/schemas/InventoryItem')
     assert.equal(get.responses['401']?.content['application/json'].schema.$ref, ERROR_REF)
+  })
+
+  test('When the GETs and the PATCH are read, then they declare their ETag, and the GETs If-None-Match and a bodiless 304', () => {
+    const ops = [doc.paths['/inventory'].get, doc.paths['/inventory/{petId}'].get, doc.paths['/inventory/{petId}'].patch]
+    for (const op of ops) assert.ok(op.responses['200'].headers.ETag, `${op.operationId} 200 ETag`)
+    for (const op of ops.slice(0, 2)) {
+      const header = op.parameters.find((p: any) => p.in === 'header')
+      assert.deepEqual([header.name, header.required, header.schema.type], ['if-none-match', false, 'string'])
+      assert.ok(op.responses['304'].headers.ETag, `${op.operationId} 304 ETag`)
+      assert.equal(op.responses['304'].content, undefined, `${op.operationId} 304 has no body`)
+    }
   })
 
   test('When the docs page is opened without a key, then it is HTML whose assets all come from the service', async () => {

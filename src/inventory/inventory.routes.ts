@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { errorResponses } from '../http/error.schema.js'
-import { sendJsonText } from '../http/json-reply.js'
+import { entityTag } from '../http/entity-tags.js'
+import { ETAG_HEADER, IfNoneMatchHeaders, notModifiedResponse, sendRepresentation } from '../http/representation.js'
 import { itemJson, itemsJson } from './inventory.json.js'
 import { PetIdParamsSchema } from './inventory.schema.js'
 import type { InventoryService } from './inventory.service.js'
@@ -16,7 +17,7 @@ export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> 
   // The list body is cached as bytes (a large list is not re-encoded per request), filed under the
   // inventory version that every writer moves, and checked against it on every request: the cache can
   // never serve a list older than the database.
-  const listBody = new VersionedValue<Buffer>()
+  const listBody = new VersionedValue<{ bytes: Buffer; tag: string }>()
 
   app.get(
     '/inventory',
@@ -24,10 +25,17 @@ export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> 
       schema: {
         operationId: 'listInventory',
         summary: 'List stock levels',
-        description: 'Returns current stock levels for all pets in the store, sorted by petId ascending.',
+        description:
+          'Returns current stock levels for all pets in the store, sorted by petId ascending. ' +
+          'The response carries an ETag of its exact bytes; send it back in If-None-Match to get 304 while nothing changed.',
         tags: ['inventory'],
+        headers: IfNoneMatchHeaders,
         response: {
-          200: Type.Array(Type.Ref('InventoryItem'), { description: 'Every inventory entry, sorted by petId ascending.' }),
+          200: Type.Array(Type.Ref('InventoryItem'), {
+            description: 'Every inventory entry, sorted by petId ascending.',
+            headers: ETAG_HEADER,
+          }),
+          ...notModifiedResponse,
           ...errorResponses(401, 500, 503),
         },
       },
@@ -35,16 +43,38 @@ export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> 
     async (request, reply) => {
       // The version was read by the auth hook at the start of this request, before any list read.
       const version = request.versions.inventory
-      const body = await listBody.get(version, async () => {
+      const list = await listBody.get(version, async () => {
         const started = performance.now()
         const items = await inventory.list()
         const bytes = Buffer.from(itemsJson(items))
         // For operators watching what a write costs the readers: one line per rebuild, not per request.
         request.log.debug({ version, entries: items.length, ms: Math.round(performance.now() - started) }, 'inventory list built')
-        return bytes
+        return { bytes, tag: entityTag(bytes) }
       })
-      return sendJsonText(reply, body)
+      return sendRepresentation(request, reply, list.bytes, list.tag)
     },
+  )
+
+  app.get(
+    '/inventory/:petId',
+    {
+      schema: {
+        operationId: 'getInventoryItem',
+        summary: 'Get the stock level of one pet',
+        description:
+          'Returns one inventory entry. The response carries a strong ETag that changes whenever the entry changes; ' +
+          'send it back in If-None-Match to get 304 while it has not, or in If-Match on updateInventory.',
+        tags: ['inventory'],
+        params: PetIdParamsSchema,
+        headers: IfNoneMatchHeaders,
+        response: {
+          200: Type.Ref('InventoryItem', { description: 'The entry.', headers: ETAG_HEADER }),
+          ...notModifiedResponse,
+          ...errorResponses(400, 401, 404, 414, 500, 503),
+        },
+      },
+    },
+    async (request, reply) => sendRepresentation(request, reply, itemJson(await inventory.get(request.params.petId))),
   )
 
   app.patch(
@@ -62,7 +92,10 @@ export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> 
         params: PetIdParamsSchema,
         body: Type.Ref('InventoryUpdate'),
         response: {
-          200: Type.Ref('InventoryItem', { description: 'The updated entry, once the change is committed durably.' }),
+          200: Type.Ref('InventoryItem', {
+            description: 'The updated entry, once the change is committed durably.',
+            headers: ETAG_HEADER,
+          }),
           ...errorResponses(400, 401, 404, 413, 414, 415, 500, 503),
         },
       },
@@ -70,7 +103,7 @@ export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> 
     async (request, reply) => {
       const { quantity } = request.body as { quantity: number }
       const item = await inventory.setQuantity(request.params.petId, quantity)
-      return sendJsonText(reply, itemJson(item))
+      return sendRepresentation(request, reply, itemJson(item))
     },
   )
 }

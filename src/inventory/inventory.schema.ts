@@ -50,7 +50,7 @@ export const PetIdParamsSchema = Type.Object({
   petId: Type.Unsafe<bigint>({
     type: 'integer',
     format: 'int64',
-    description: 'The pet whose stock is updated: a decimal int64 in canonical form (no leading zeros, no exponent).',
+    description: 'The pet: a decimal int64 in canonical form (no leading zeros, no exponent).',
   }),
 })
 

@@ -9,6 +9,12 @@ export class InventoryService {
     return this.storage.listInventory()
   }
 
+  async get(petId: bigint): Promise<InventoryItem> {
+    const item = await this.storage.getInventoryItem(petId)
+    if (!item) throw new NotFoundError(`No inventory entry for pet ${petId}`)
+    return item
+  }
+
   async setQuantity(petId: bigint, quantity: number): Promise<InventoryItem> {
     const item = await this.storage.setQuantity(petId, quantity)
     if (!item) throw new NotFoundError(`No inventory entry for pet ${petId}`)

@@ -36,6 +36,8 @@ export interface Storage {
   versions(): Promise<Versions>
   /** All entries, sorted by petId ascending. */
   listInventory(): Promise<InventoryItem[]>
+  /** One entry, or undefined when the pet has none. */
+  getInventoryItem(petId: bigint): Promise<InventoryItem | undefined>
   /** Sets one entry's quantity; undefined when the pet has no entry. Resolves after the commit. */
   setQuantity(petId: bigint, quantity: number): Promise<InventoryItem | undefined>
   /** Inserts or replaces every item, all in one transaction. */

@@ -180,6 +180,14 @@ export class PostgresStorage implements Storage {
     return rows.map((r) => ({ petId: BigInt(r.pet_id), quantity: r.quantity, status: r.status }))
   }
 
+  async getInventoryItem(petId: bigint): Promise<InventoryItem | undefined> {
+    const rows = await this.query<{ quantity: number; status: PetStatus }>(
+      'SELECT quantity, status FROM inventory WHERE pet_id = $1',
+      [String(petId)],
+    )
+    return rows[0] && { petId, quantity: rows[0].quantity, status: rows[0].status }
+  }
+
   setQuantity(petId: bigint, quantity: number): Promise<InventoryItem | undefined> {
     return this.groupCommit.submit({ petId, quantity })
   }

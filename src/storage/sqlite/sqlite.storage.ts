@@ -77,6 +77,7 @@ export class SqliteStorage implements Storage {
     this.stmt = {
       dataVersion: db.prepare('PRAGMA data_version').pluck(),
       list: db.prepare('SELECT pet_id, quantity, status FROM inventory ORDER BY pet_id').raw().safeIntegers(),
+      get: db.prepare('SELECT pet_id, quantity, status FROM inventory WHERE pet_id = ?').raw().safeIntegers(),
       // .all(), never .get(): a RETURNING statement left unfinished holds a read mark that stops WAL checkpoints.
       setQuantity: db
         .prepare('UPDATE inventory SET quantity = ? WHERE pet_id = ? RETURNING pet_id, quantity, status')
@@ -123,6 +124,13 @@ export class SqliteStorage implements Storage {
 
   listInventory(): Promise<InventoryItem[]> {
     return this.retryBusy(() => (this.stmt.list.all() as InventoryRow[]).map(toItem))
+  }
+
+  getInventoryItem(petId: bigint): Promise<InventoryItem | undefined> {
+    return this.retryBusy(() => {
+      const row = this.stmt.get.get(petId) as InventoryRow | undefined
+      return row && toItem(row)
+    })
   }
 
   setQuantity(petId: bigint, quantity: number): Promise<InventoryItem | undefined> {

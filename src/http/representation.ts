@@ -1,0 +1,46 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import { entityTag, noneMatch } from './entity-tags.js'
+import { sendJsonText } from './json-reply.js'
+
+/** The ETag response header, as documented on every response that carries one. */
+export const ETAG_HEADER = {
+  ETag: Type.String({
+    description:
+      'Strong entity tag of the exact response bytes: equal on every instance and across restarts, and changed whenever the representation changes.',
+  }),
+}
+
+/** The optional conditional-request header of the GETs. */
+export const IfNoneMatchHeaders = Type.Object({
+  'if-none-match': Type.Optional(
+    Type.String({
+      description:
+        'Entity tags from earlier responses (a list, weak or strong, or `*`). When one matches the current representation, the answer is 304 with no body.',
+    }),
+  ),
+})
+
+/** The 304 response of a GET with If-None-Match. */
+export const notModifiedResponse = {
+  304: Type.Null({
+    description: 'Not modified: the representation still has one of the tags in If-None-Match. No body.',
+    headers: ETAG_HEADER,
+  }),
+}
+
+/**
+ * Sends a JSON representation with its strong ETag; a GET (or HEAD) whose If-None-Match matches it
+ * gets 304 and no body instead. `tag` may be passed when it is already known (a cached list).
+ */
+export function sendRepresentation(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  body: string | Buffer,
+  tag = entityTag(body),
+) {
+  reply.header('etag', tag)
+  const safe = request.method === 'GET' || request.method === 'HEAD'
+  if (safe && noneMatch(request.headers['if-none-match'], tag)) return reply.code(304).send()
+  return sendJsonText(reply, body)
+}

@@ -98,7 +98,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(
     async (secured) => {
       requireApiKey(secured, keys, deps.storage)
-      await secured.register(inventoryRoutes, { inventory })
+      await secured.register(inventoryRoutes, { inventory, requireIfMatch: config.requireIfMatch })
     },
     { prefix: API_PREFIX },
   )

@@ -13,6 +13,8 @@ export interface Config {
   dbTimeoutMs: number
   dbMigrationTimeoutMs: number
   shutdownGraceMs: number
+  /** PATCH without If-Match is refused (428), so no client can overwrite a change it has not seen. */
+  requireIfMatch: boolean
   logLevel: (typeof LOG_LEVELS)[number]
   environment: (typeof ENVIRONMENTS)[number]
   /** Where clients reach this instance, without the /v1 segment; '' when not set. */
@@ -93,6 +95,12 @@ const VARIABLES: Record<string, Variable> = {
     schema: Type.Integer({ minimum: 1000, maximum: 86_400_000 }),
     default: (config) => String(Math.max(10_000, minimumGraceMs(config.dbTimeoutMs ?? 5000))),
   },
+  REQUIRE_IF_MATCH: {
+    key: 'requireIfMatch',
+    allowed: 'true or false (true: a PATCH without If-Match is refused with 428)',
+    schema: Type.Boolean(),
+    default: () => 'false',
+  },
   LOG_LEVEL: {
     key: 'logLevel',
     allowed: LOG_LEVELS.join(', '),
@@ -136,7 +144,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   for (const [name, variable] of Object.entries(VARIABLES)) {
     const raw = env[name]?.trim() || variable.default(config)
     const schema = variable.schema as { type?: string }
-    const value = schema.type === 'integer' && /^-?\d+$/.test(raw) ? Number(raw) : raw
+    const value =
+      schema.type === 'integer' && /^-?\d+$/.test(raw)
+        ? Number(raw)
+        : schema.type === 'boolean' && (raw === 'true' || raw === 'false')
+          ? raw === 'true'
+          : raw
     if (ajv.validate(variable.schema, value)) {
       Object.assign(config, { [variable.key]: value })
     } else {

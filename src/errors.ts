@@ -9,9 +9,11 @@ export const ERROR_CODES = {
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
+  precondition_failed: 412,
   payload_too_large: 413,
   uri_too_long: 414,
   unsupported_media_type: 415,
+  precondition_required: 428,
   headers_too_large: 431,
   internal_error: 500,
   service_unavailable: 503,
@@ -54,6 +56,18 @@ export class InvalidInputError extends DomainError {
 export class UnauthorizedError extends DomainError {
   constructor(message: string) {
     super('unauthorized', message)
+  }
+}
+
+export class PreconditionFailedError extends DomainError {
+  constructor(message: string) {
+    super('precondition_failed', message)
+  }
+}
+
+export class PreconditionRequiredError extends DomainError {
+  constructor(message: string) {
+    super('precondition_required', message)
   }
 }
 

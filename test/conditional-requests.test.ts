@@ -101,3 +101,89 @@ for (const backend of BACKENDS) {
     })
   })
 }
+
+for (const backend of BACKENDS) {
+  describe(`updates conditional on If-Match (${backend.name})`, () => {
+    const PETS = 20
+    const suite = useSuite(backend, {
+      instances: 2,
+      seed: Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: 100, status: 'available' })),
+    })
+    const read = async (petId: number) => {
+      const res = await suite.server.request('GET', `/v1/inventory/${petId}`, { token: suite.token })
+      return { quantity: res.body.quantity as number, tag: res.headers.get('etag')! }
+    }
+    const patch = (server: TestServer, petId: number, quantity: number, ifMatch?: string) =>
+      server.request('PATCH', `/v1/inventory/${petId}`, {
+        token: suite.token,
+        body: { quantity },
+        headers: ifMatch === undefined ? {} : { 'if-match': ifMatch },
+      })
+
+    test('When two clients read an entry and both update it with its tag through different instances, then exactly one wins', async () => {
+      const [a, b] = suite.servers as [TestServer, TestServer]
+      for (let petId = 1; petId <= PETS; petId++) {
+        const { tag } = await read(petId)
+        const [first, second] = await Promise.all([patch(a, petId, 1, tag), patch(b, petId, 2, tag)])
+        const statuses = [first.status, second.status].sort()
+        assert.deepEqual(statuses, [200, 412], `pet ${petId}: ${first.text} / ${second.text}`)
+        const loser = first.status === 412 ? first : second
+        assert.deepEqual(loser.body, { code: 'precondition_failed', message: loser.body.message, status: 412 })
+        const winner = first.status === 200 ? 1 : 2
+        assert.equal((await read(petId)).quantity, winner, 'the stored value is the winner\'s')
+      }
+    })
+
+    test('When many clients race with the same tag in one burst, then one update applies and the rest get 412', async () => {
+      const { tag } = await read(1)
+      const results = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => patch(suite.servers[i % 2]!, 1, 1000 + i, tag)),
+      )
+      const winners = results.filter((r) => r.status === 200)
+      assert.equal(winners.length, 1, results.map((r) => r.status).join(','))
+      assert.equal(results.filter((r) => r.status === 412).length, 29)
+      assert.equal((await read(1)).quantity, winners[0]!.body.quantity)
+      assert.equal(winners[0]!.headers.get('etag'), (await read(1)).tag)
+    })
+
+    test('When If-Match holds a stale, weak or unknown tag, then 412 and nothing changes; * and the current tag apply', async () => {
+      const before = await read(3)
+      assert.equal((await patch(suite.server, 3, 7, `W/${before.tag}`)).status, 412, 'a weak tag never matches')
+      assert.equal((await patch(suite.server, 3, 7, '"stale"')).status, 412)
+      assert.equal((await read(3)).quantity, before.quantity)
+      const res = await patch(suite.server, 3, 7, `"stale", ${before.tag}`)
+      assert.equal(res.status, 200)
+      assert.equal((await patch(suite.server, 3, 8, before.tag)).status, 412, 'the old tag is stale now')
+      assert.equal((await patch(suite.server, 3, 9, '*')).status, 200)
+      assert.equal((await read(3)).quantity, 9)
+    })
+
+    test('When If-Match is set on a pet with no entry, then 404; when it is malformed, then 400 and nothing changes', async () => {
+      assert.equal((await patch(suite.server, 424242, 1, '*')).status, 404)
+      const before = await read(4)
+      const res = await patch(suite.server, 4, 1, 'not-a-tag')
+      assert.equal(res.status, 400)
+      assert.match(res.body.message, /If-Match/)
+      assert.deepEqual(await read(4), before)
+    })
+  })
+
+  describe(`REQUIRE_IF_MATCH=true (${backend.name})`, () => {
+    const suite = useSuite(backend, { env: { REQUIRE_IF_MATCH: 'true' }, seed: [{ petId: 1, quantity: 5, status: 'sold' }] })
+
+    test('When a PATCH has no If-Match, then 428 and nothing changes; with the current tag it applies', async () => {
+      const res = await suite.server.request('PATCH', '/v1/inventory/1', { token: suite.token, body: { quantity: 6 } })
+      assert.equal(res.status, 428)
+      assert.deepEqual(res.body, { code: 'precondition_required', message: res.body.message, status: 428 })
+      const current = await suite.server.request('GET', '/v1/inventory/1', { token: suite.token })
+      assert.equal(current.body.quantity, 5)
+      const ok = await suite.server.request('PATCH', '/v1/inventory/1', {
+        token: suite.token,
+        body: { quantity: 6 },
+        headers: { 'if-match': current.headers.get('etag')! },
+      })
+      assert.equal(ok.status, 200)
+      assert.equal(ok.body.quantity, 6)
+    })
+  })
+}

@@ -19,6 +19,7 @@ interface Trigger {
 }
 
 const json = { 'content-type': 'application/json' }
+const anyTag = { 'if-match': '*' }
 const TRIGGERS: Record<string, Record<number, Trigger>> = {
   'GET /inventory': {
     401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/inventory') },
@@ -33,10 +34,19 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/inventory/1', { token }) },
     503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/inventory/1', { token }) },
   },
+  // The walk's server runs with REQUIRE_IF_MATCH=true, so that 428 can be provoked too.
   'PATCH /inventory/{petId}': {
     400: { phase: 'healthy', send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: -1 } }) },
     401: { phase: 'healthy', send: (s) => s.request('PATCH', '/v1/inventory/1', { body: { quantity: 1 } }) },
-    404: { phase: 'healthy', send: (s, token) => s.request('PATCH', '/v1/inventory/424242', { token, body: { quantity: 1 } }) },
+    404: {
+      phase: 'healthy',
+      send: (s, token) => s.request('PATCH', '/v1/inventory/424242', { token, body: { quantity: 1 }, headers: anyTag }),
+    },
+    412: {
+      phase: 'healthy',
+      send: (s, token) =>
+        s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 1 }, headers: { 'if-match': '"stale"' } }),
+    },
     413: {
       phase: 'healthy',
       send: (s, token) =>
@@ -51,8 +61,15 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
       send: (s, token) =>
         s.request('PATCH', '/v1/inventory/1', { token, rawBody: 'quantity=1', headers: { 'content-type': 'text/plain' } }),
     },
-    500: { phase: 'broken', send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 2 } }) },
-    503: { phase: 'unavailable', send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 3 } }) },
+    428: { phase: 'healthy', send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 1 } }) },
+    500: {
+      phase: 'broken',
+      send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 2 }, headers: anyTag }),
+    },
+    503: {
+      phase: 'unavailable',
+      send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 3 }, headers: anyTag }),
+    },
   },
 }
 
@@ -78,7 +95,7 @@ for (const backend of BACKENDS) {
         proxied.port = String(proxy.port)
         serverUrl = proxied.toString()
       }
-      server = await resources.server(serverUrl, { DB_TIMEOUT_MS: '300' })
+      server = await resources.server(serverUrl, { DB_TIMEOUT_MS: '300', REQUIRE_IF_MATCH: 'true' })
       const doc = (await server.request('GET', '/v1/openapi.json')).body
       declared = Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>).flatMap(
         ([path, operations]) =>

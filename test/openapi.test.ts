@@ -111,9 +111,12 @@ describe('OpenAPI document and docs page (sqlite)', () => {
     assert.equal(patch['x-stability'], 'experimental')
     assert.match(patch.description, /experimental/i)
     assert.equal(patch.requestBody.content['application/json'].schema.$ref, '#/components/schemas/InventoryUpdate')
-    assert.deepEqual(patch.parameters.map((p: any) => [p.in, p.name, p.schema.format]), [['path', 'petId', 'int64']])
+    assert.deepEqual(
+      patch.parameters.map((p: any) => [p.in, p.name, p.required, p.schema.format]),
+      [['path', 'petId', true, 'int64'], ['header', 'if-match', false, undefined]],
+    )
     assert.equal(patch.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/InventoryItem')
-    for (const status of ['400', '401', '404']) {
+    for (const status of ['400', '401', '404', '412', '428']) {
       assert.equal(patch.responses[status]?.content['application/json'].schema.$ref, ERROR_REF, status)
     }
     const get = doc.paths['/inventory'].get

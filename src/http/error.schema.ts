@@ -22,9 +22,11 @@ export function errorResponses(...statuses: number[]) {
     400: 'The request is invalid: a bad path parameter, or a body that is missing fields, has unknown fields or invalid values, or is not JSON.',
     401: 'The API key is missing, malformed, unknown or revoked.',
     404: 'The requested resource could not be found.',
+    412: 'If-Match does not hold: the entry has changed since its ETag was read. Nothing changed.',
     413: 'The request body is larger than 64 KiB.',
     414: 'A path parameter is longer than 8192 characters.',
     415: 'The request body is not application/json.',
+    428: 'The service runs with REQUIRE_IF_MATCH=true and the request has no If-Match.',
     500: 'Unexpected failure; the body says nothing about internals.',
     503: 'The database is unavailable or the service is shutting down; retry later.',
   }

@@ -21,6 +21,18 @@ export const IfNoneMatchHeaders = Type.Object({
   ),
 })
 
+/** The optional (or, with REQUIRE_IF_MATCH, required) precondition of an update. */
+export const IfMatchHeaders = Type.Object({
+  'if-match': Type.Optional(
+    Type.String({
+      description:
+        'The ETag of the entry as the client last read it (or `*`). The update applies only if the entry still has it, ' +
+        'checked in the same transaction as the write; otherwise 412 and nothing changes. Compared strongly: a weak tag never matches. ' +
+        'Required (428 without it) when the service runs with REQUIRE_IF_MATCH=true.',
+    }),
+  ),
+})
+
 /** The 304 response of a GET with If-None-Match. */
 export const notModifiedResponse = {
   304: Type.Null({

@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { errorResponses } from '../http/error.schema.js'
 import { entityTag } from '../http/entity-tags.js'
-import { ETAG_HEADER, IfNoneMatchHeaders, notModifiedResponse, sendRepresentation } from '../http/representation.js'
+import { ETAG_HEADER, IfMatchHeaders, IfNoneMatchHeaders, notModifiedResponse, sendRepresentation } from '../http/representation.js'
+import { writePrecondition } from './if-match.js'
 import { itemJson, itemsJson } from './inventory.json.js'
 import { PetIdParamsSchema } from './inventory.schema.js'
 import type { InventoryService } from './inventory.service.js'
@@ -10,10 +11,12 @@ import { VersionedValue } from '../cache/versioned-value.js'
 
 export interface InventoryRoutesOptions {
   inventory: InventoryService
+  /** REQUIRE_IF_MATCH: a PATCH without If-Match is refused. */
+  requireIfMatch: boolean
 }
 
 /** The inventory area. Auth is added by the enclosing scope. */
-export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { inventory }) => {
+export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { inventory, requireIfMatch }) => {
   // The list body is cached as bytes (a large list is not re-encoded per request), filed under the
   // inventory version that every writer moves, and checked against it on every request: the cache can
   // never serve a list older than the database.
@@ -90,19 +93,21 @@ export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> 
         tags: ['inventory'],
         'x-stability': 'experimental',
         params: PetIdParamsSchema,
+        headers: IfMatchHeaders,
         body: Type.Ref('InventoryUpdate'),
         response: {
           200: Type.Ref('InventoryItem', {
             description: 'The updated entry, once the change is committed durably.',
             headers: ETAG_HEADER,
           }),
-          ...errorResponses(400, 401, 404, 413, 414, 415, 500, 503),
+          ...errorResponses(400, 401, 404, 412, 413, 414, 415, 428, 500, 503),
         },
       },
     },
     async (request, reply) => {
       const { quantity } = request.body as { quantity: number }
-      const item = await inventory.setQuantity(request.params.petId, quantity)
+      const precondition = writePrecondition(request.headers['if-match'], requireIfMatch)
+      const item = await inventory.setQuantity(request.params.petId, quantity, precondition)
       return sendRepresentation(request, reply, itemJson(item))
     },
   )

@@ -1,5 +1,5 @@
-import { NotFoundError } from '../errors.js'
-import type { InventoryItem, Storage } from '../storage/storage.js'
+import { NotFoundError, PreconditionFailedError } from '../errors.js'
+import type { InventoryItem, Precondition, Storage } from '../storage/storage.js'
 
 export class InventoryService {
   constructor(private readonly storage: Storage) {}
@@ -15,10 +15,14 @@ export class InventoryService {
     return item
   }
 
-  async setQuantity(petId: bigint, quantity: number): Promise<InventoryItem> {
-    const item = await this.storage.setQuantity(petId, quantity)
-    if (!item) throw new NotFoundError(`No inventory entry for pet ${petId}`)
-    return item
+  /** Sets a quantity; with a precondition, only if it holds for the entry when the write applies. */
+  async setQuantity(petId: bigint, quantity: number, precondition?: Precondition): Promise<InventoryItem> {
+    const result = await this.storage.setQuantity(petId, quantity, precondition)
+    if (result === 'not_found') throw new NotFoundError(`No inventory entry for pet ${petId}`)
+    if (result === 'precondition_failed') {
+      throw new PreconditionFailedError(`The entry for pet ${petId} has changed since the ETag in If-Match was read`)
+    }
+    return result
   }
 
   /** Inserts or replaces entries, all or nothing. */

@@ -6,6 +6,19 @@ export interface InventoryItem {
   status: PetStatus
 }
 
+/** Decides, inside a write's own transaction, whether the write may apply to the entry as it is. */
+export type Precondition = (current: InventoryItem) => boolean
+
+/** One PATCH, as the group commit carries it. */
+export interface QuantityWrite {
+  petId: bigint
+  quantity: number
+  precondition?: Precondition | undefined
+}
+
+/** What a quantity write did: the entry after it, or why nothing was applied. */
+export type WriteResult = InventoryItem | 'not_found' | 'precondition_failed'
+
 export interface Versions {
   inventory: string
   keys: string
@@ -38,8 +51,11 @@ export interface Storage {
   listInventory(): Promise<InventoryItem[]>
   /** One entry, or undefined when the pet has none. */
   getInventoryItem(petId: bigint): Promise<InventoryItem | undefined>
-  /** Sets one entry's quantity; undefined when the pet has no entry. Resolves after the commit. */
-  setQuantity(petId: bigint, quantity: number): Promise<InventoryItem | undefined>
+  /**
+   * Sets one entry's quantity, if `precondition` (when given) holds for the entry as it is at that
+   * point of the transaction. Resolves after the commit.
+   */
+  setQuantity(petId: bigint, quantity: number, precondition?: Precondition): Promise<WriteResult>
   /** Inserts or replaces every item, all in one transaction. */
   upsertInventory(items: InventoryItem[]): Promise<void>
 

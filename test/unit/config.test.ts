@@ -22,6 +22,8 @@ const badSettings: [string, string][] = [
   ['DB_TIMEOUT_MS', '99'],
   ['DB_MIGRATION_TIMEOUT_MS', '999'],
   ['SHUTDOWN_GRACE_MS', 'soon'],
+  ['REQUIRE_IF_MATCH', 'yes'],
+  ['REQUIRE_IF_MATCH', '1'],
   ['PUBLIC_BASE_URL', 'https://petstore.example.com/v1'],
   ['PRODUCTION_BASE_URL', 'https://petstore.example.com/api/v1/'],
 ]
@@ -50,6 +52,7 @@ describe('loadConfig', () => {
         dbTimeoutMs: 5000,
         dbMigrationTimeoutMs: 600000,
         shutdownGraceMs: 16000,
+        requireIfMatch: false,
         logLevel: 'info',
         environment: 'development',
         publicBaseUrl: '',
@@ -96,6 +99,11 @@ describe('loadConfig', () => {
     const { message } = refusal({ DB_TIMEOUT_MS: '5000', SHUTDOWN_GRACE_MS: '15999' })
     assert.match(message, /^SHUTDOWN_GRACE_MS="15999" is invalid: expected at least 16000 \(3 × DB_TIMEOUT_MS \+ 1000\)/)
     assert.equal(loadConfig({ DB_TIMEOUT_MS: '5000', SHUTDOWN_GRACE_MS: '16000' }).shutdownGraceMs, 16_000)
+  })
+
+  test('When REQUIRE_IF_MATCH is true or false, then it is a boolean', () => {
+    assert.equal(loadConfig({ REQUIRE_IF_MATCH: 'true' }).requireIfMatch, true)
+    assert.equal(loadConfig({ REQUIRE_IF_MATCH: 'false' }).requireIfMatch, false)
   })
 
   test('When the configuration is loaded, then it is frozen', () => {

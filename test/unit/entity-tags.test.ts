@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { entityTag, noneMatch } from '../../src/http/entity-tags.js'
+import { entityTag, ifMatch, noneMatch, parseTags } from '../../src/http/entity-tags.js'
 
 describe('entity tags', () => {
   const tag = entityTag('{"petId":1,"quantity":5,"status":"available"}')
@@ -31,4 +31,27 @@ describe('entity tags', () => {
       assert.equal(noneMatch(header, tag), expected)
     })
   }
+
+  const matchCases: [string, boolean][] = [
+    [tag, true],
+    ['*', true],
+    [`"other", ${tag}`, true],
+    [`W/${tag}`, false],
+    ['"other"', false],
+  ]
+  for (const [header, expected] of matchCases) {
+    test(`When If-Match is ${header}, then it ${expected ? 'holds' : 'does not hold'} (strong comparison)`, () => {
+      assert.equal(ifMatch(header, tag), expected)
+    })
+  }
+
+  test('When a header is not * or a list of entity tags, then it does not parse', () => {
+    for (const header of ['', 'abc', '"a" "b"', '"a",,x', 'W/abc', '"unterminated']) {
+      assert.equal(parseTags(header), undefined, header)
+    }
+    assert.deepEqual(parseTags(' "a" , W/"b" '), [
+      { weak: false, opaque: '"a"' },
+      { weak: true, opaque: '"b"' },
+    ])
+  })
 })

@@ -2,7 +2,7 @@ import pg from 'pg'
 import { UnavailableError } from '../../errors.js'
 import type { PetStatus } from '../../inventory/inventory.schema.js'
 import { GroupCommit } from '../group-commit.js'
-import type { ApiKey, InventoryItem, Storage, Versions } from '../storage.js'
+import type { ApiKey, InventoryItem, Precondition, QuantityWrite, Storage, Versions, WriteResult } from '../storage.js'
 import { migratePostgres } from './migrate.js'
 
 export interface PostgresOptions {
@@ -62,7 +62,7 @@ const unavailable = () => new UnavailableError('The database is unavailable; ret
 
 export class PostgresStorage implements Storage {
   readonly dialect = 'postgres'
-  private readonly groupCommit: GroupCommit<{ petId: bigint; quantity: number }, InventoryItem | undefined>
+  private readonly groupCommit: GroupCommit<QuantityWrite, WriteResult>
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -188,34 +188,58 @@ export class PostgresStorage implements Storage {
     return rows[0] && { petId, quantity: rows[0].quantity, status: rows[0].status }
   }
 
-  setQuantity(petId: bigint, quantity: number): Promise<InventoryItem | undefined> {
-    return this.groupCommit.submit({ petId, quantity })
+  setQuantity(petId: bigint, quantity: number, precondition?: Precondition): Promise<WriteResult> {
+    return this.groupCommit.submit({ petId, quantity, precondition })
   }
 
   /**
-   * One transaction, one commit, for a whole batch. When a pet appears more than once, the batch is
-   * applied as if in submission order: the last value is stored, and each caller gets its own value.
-   * Like every inventory writer, it locks the inventory_version row first (see lockInventory).
+   * One transaction, one commit, for a whole batch, applied as if in submission order: when a pet
+   * appears more than once the last value is stored, and each caller gets the entry as its own write
+   * left it. Like every inventory writer, it locks the inventory_version row first (see
+   * lockInventory), so no other writer can change a row between the reads and the update here.
    */
-  private async commitQuantities(batch: { petId: bigint; quantity: number }[], deadline: number) {
-    const last = new Map<bigint, number>()
-    for (const { petId, quantity } of batch) last.set(petId, quantity)
-    const ids = [...last.keys()].map(String)
-    const rows = await this.transaction(deadline, async (run) => {
+  private async commitQuantities(batch: QuantityWrite[], deadline: number): Promise<WriteResult[]> {
+    const ids = [...new Set(batch.map((w) => String(w.petId)))]
+    return this.transaction(deadline, async (run) => {
       await lockInventory(run)
-      return run<{ pet_id: string; status: PetStatus }>(
-        `UPDATE inventory AS i SET quantity = v.quantity
-         FROM unnest($1::bigint[], $2::integer[]) AS v(pet_id, quantity)
-         WHERE i.pet_id = v.pet_id
-         RETURNING i.pet_id::text AS pet_id, i.status`,
-        [ids, [...last.values()]],
+      if (!batch.some((w) => w.precondition)) {
+        const last = new Map(batch.map((w) => [w.petId, w.quantity]))
+        const rows = await this.updateQuantities(run, last)
+        const status = new Map(rows.map((r) => [BigInt(r.pet_id), r.status]))
+        return batch.map(({ petId, quantity }) => {
+          const s = status.get(petId)
+          return s ? { petId, quantity, status: s } : 'not_found'
+        })
+      }
+      // Preconditions are checked against each entry as the writes before it in the batch left it.
+      const rows = await run<{ pet_id: string; quantity: number; status: PetStatus }>(
+        'SELECT pet_id::text AS pet_id, quantity, status FROM inventory WHERE pet_id = ANY($1::bigint[])',
+        [ids],
       )
+      const entries = new Map(rows.map((r) => [BigInt(r.pet_id), { petId: BigInt(r.pet_id), quantity: r.quantity, status: r.status }]))
+      const changed = new Map<bigint, number>()
+      const results = batch.map(({ petId, quantity, precondition }): WriteResult => {
+        const current = entries.get(petId)
+        if (!current) return 'not_found'
+        if (precondition && !precondition(current)) return 'precondition_failed'
+        const next = { ...current, quantity }
+        entries.set(petId, next)
+        changed.set(petId, quantity)
+        return next
+      })
+      if (changed.size > 0) await this.updateQuantities(run, changed)
+      return results
     })
-    const status = new Map(rows.map((r) => [BigInt(r.pet_id), r.status]))
-    return batch.map(({ petId, quantity }) => {
-      const s = status.get(petId)
-      return s && { petId, quantity, status: s }
-    })
+  }
+
+  private updateQuantities(run: Run, quantities: Map<bigint, number>) {
+    return run<{ pet_id: string; status: PetStatus }>(
+      `UPDATE inventory AS i SET quantity = v.quantity
+       FROM unnest($1::bigint[], $2::integer[]) AS v(pet_id, quantity)
+       WHERE i.pet_id = v.pet_id
+       RETURNING i.pet_id::text AS pet_id, i.status`,
+      [[...quantities.keys()].map(String), [...quantities.values()]],
+    )
   }
 
   /** Inserts or replaces every item, all in one transaction. */

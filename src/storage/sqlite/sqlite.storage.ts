@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { UnavailableError } from '../../errors.js'
 import type { PetStatus } from '../../inventory/inventory.schema.js'
-import type { ApiKey, InventoryItem, Storage, Versions } from '../storage.js'
+import type { ApiKey, InventoryItem, Precondition, QuantityWrite, Storage, Versions, WriteResult } from '../storage.js'
 import { GroupCommit } from '../group-commit.js'
 import { migrateSqlite } from './migrate.js'
 
@@ -59,7 +59,7 @@ export class SqliteStorage implements Storage {
   /** This connection's own commits, which data_version does not count (it counts other connections'). */
   private ownInventoryWrites = 0
   private ownKeyWrites = 0
-  private readonly groupCommit: GroupCommit<{ petId: bigint; quantity: number }, InventoryItem | undefined>
+  private readonly groupCommit: GroupCommit<QuantityWrite, WriteResult>
 
   private readonly stmt
 
@@ -105,9 +105,14 @@ export class SqliteStorage implements Storage {
       (batch, deadline) =>
         this.write(
           () =>
-            batch.map(({ petId, quantity }) => {
+            batch.map(({ petId, quantity, precondition }): WriteResult => {
+              if (precondition) {
+                const current = this.stmt.get.get(petId) as InventoryRow | undefined
+                if (!current) return 'not_found'
+                if (!precondition(toItem(current))) return 'precondition_failed'
+              }
               const row = this.stmt.setQuantity.all(quantity, petId)[0] as InventoryRow | undefined
-              return row && toItem(row)
+              return row ? toItem(row) : 'not_found'
             }),
           deadline,
         ),
@@ -133,8 +138,8 @@ export class SqliteStorage implements Storage {
     })
   }
 
-  setQuantity(petId: bigint, quantity: number): Promise<InventoryItem | undefined> {
-    return this.groupCommit.submit({ petId, quantity })
+  setQuantity(petId: bigint, quantity: number, precondition?: Precondition): Promise<WriteResult> {
+    return this.groupCommit.submit({ petId, quantity, precondition })
   }
 
   async upsertInventory(items: InventoryItem[]): Promise<void> {

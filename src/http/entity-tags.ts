@@ -5,7 +5,21 @@ import { createHash } from 'node:crypto'
  * instance and across restarts, and any change of the bytes changes the tag. 128 bits of SHA-256.
  */
 export function entityTag(bytes: string | Buffer): string {
-  return `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 22)}"`
+  return new EntityTagger().update(bytes).tag()
+}
+
+/** The same tag, for a representation produced in pieces: the tag of their concatenation. */
+export class EntityTagger {
+  private readonly hash = createHash('sha256')
+
+  update(bytes: string | Buffer): this {
+    this.hash.update(bytes)
+    return this
+  }
+
+  tag(): string {
+    return `"${this.hash.digest('base64url').slice(0, 22)}"`
+  }
 }
 
 // An entity-tag (RFC 9110 §8.8.3): an optional W/ and a quoted string of etagc characters.

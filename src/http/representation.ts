@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Readable } from 'node:stream'
 import { Type } from 'typebox'
 import { entityTag, noneMatch } from './entity-tags.js'
 import { sendJsonText } from './json-reply.js'
@@ -43,16 +44,22 @@ export const notModifiedResponse = {
 
 /**
  * Sends a JSON representation with its strong ETag; a GET (or HEAD) whose If-None-Match matches it
- * gets 304 and no body instead. `tag` may be passed when it is already known (a cached list).
+ * gets 304 and no body instead. A body in several pieces (a large list) is streamed from them, never
+ * joined; its tag must then be given (a cached list keeps its tag with it).
  */
+export function sendRepresentation(request: FastifyRequest, reply: FastifyReply, body: string | Buffer): FastifyReply
+export function sendRepresentation(request: FastifyRequest, reply: FastifyReply, body: Buffer[], tag: string): FastifyReply
 export function sendRepresentation(
   request: FastifyRequest,
   reply: FastifyReply,
-  body: string | Buffer,
-  tag = entityTag(body),
+  body: string | Buffer | Buffer[],
+  tag = entityTag(body as string | Buffer),
 ) {
   reply.header('etag', tag)
   const safe = request.method === 'GET' || request.method === 'HEAD'
   if (safe && noneMatch(request.headers['if-none-match'], tag)) return reply.code(304).send()
-  return sendJsonText(reply, body)
+  if (!Array.isArray(body)) return sendJsonText(reply, body)
+  if (body.length === 1) return sendJsonText(reply, body[0]!)
+  reply.header('content-length', body.reduce((n, b) => n + b.length, 0))
+  return sendJsonText(reply, Readable.from(body, { objectMode: false }))
 }

@@ -5,7 +5,3 @@ import type { InventoryItem } from '../storage/storage.js'
 export function itemJson(item: InventoryItem): string {
   return `{"petId":${item.petId},"quantity":${item.quantity},"status":"${item.status}"}`
 }
-
-export function itemsJson(items: InventoryItem[]): string {
-  return `[${items.map(itemJson).join(',')}]`
-}

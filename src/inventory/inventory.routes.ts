@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { errorResponses } from '../http/error.schema.js'
-import { entityTag } from '../http/entity-tags.js'
 import { ETAG_HEADER, IfMatchHeaders, IfNoneMatchHeaders, notModifiedResponse, sendRepresentation } from '../http/representation.js'
 import { writePrecondition } from './if-match.js'
-import { itemJson, itemsJson } from './inventory.json.js'
+import { itemJson } from './inventory.json.js'
+import { buildListBody, type ListBody } from './list-body.js'
 import { PetIdParamsSchema } from './inventory.schema.js'
 import type { InventoryService } from './inventory.service.js'
 import { VersionedValue } from '../cache/versioned-value.js'
@@ -20,7 +20,7 @@ export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> 
   // The list body is cached as bytes (a large list is not re-encoded per request), filed under the
   // inventory version that every writer moves, and checked against it on every request: the cache can
   // never serve a list older than the database.
-  const listBody = new VersionedValue<{ bytes: Buffer; tag: string }>()
+  const listBody = new VersionedValue<ListBody>()
 
   app.get(
     '/inventory',
@@ -48,13 +48,12 @@ export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> 
       const version = request.versions.inventory
       const list = await listBody.get(version, async () => {
         const started = performance.now()
-        const items = await inventory.list()
-        const bytes = Buffer.from(itemsJson(items))
+        const body = await buildListBody(inventory)
         // For operators watching what a write costs the readers: one line per rebuild, not per request.
-        request.log.debug({ version, entries: items.length, ms: Math.round(performance.now() - started) }, 'inventory list built')
-        return { bytes, tag: entityTag(bytes) }
+        request.log.debug({ version, entries: body.entries, bytes: body.length, ms: Math.round(performance.now() - started) }, 'inventory list built')
+        return body
       })
-      return sendRepresentation(request, reply, list.bytes, list.tag)
+      return sendRepresentation(request, reply, list.chunks, list.tag)
     },
   )
 

@@ -4,9 +4,9 @@ import type { InventoryItem, Precondition, Storage } from '../storage/storage.js
 export class InventoryService {
   constructor(private readonly storage: Storage) {}
 
-  /** Every entry, sorted by petId. */
-  list(): Promise<InventoryItem[]> {
-    return this.storage.listInventory()
+  /** Every entry, sorted by petId, in pages from one snapshot (see Storage.forEachInventoryPage). */
+  forEachPage(pageSize: number, onPage: (items: InventoryItem[]) => void | Promise<void>): Promise<void> {
+    return this.storage.forEachInventoryPage(pageSize, onPage)
   }
 
   async get(petId: bigint): Promise<InventoryItem> {

@@ -47,8 +47,12 @@ export interface Storage {
    * created or revoked. Equal values mean unchanged data. Read them before the data they guard.
    */
   versions(): Promise<Versions>
-  /** All entries, sorted by petId ascending. */
-  listInventory(): Promise<InventoryItem[]>
+  /**
+   * Every entry, sorted by petId ascending, handed to `onPage` in pages of at most `pageSize`, all
+   * from one consistent snapshot taken after the call. Between pages the event loop runs, so a large
+   * inventory never stalls the process; the next page is read once `onPage` has returned.
+   */
+  forEachInventoryPage(pageSize: number, onPage: (items: InventoryItem[]) => void | Promise<void>): Promise<void>
   /** One entry, or undefined when the pet has none. */
   getInventoryItem(petId: bigint): Promise<InventoryItem | undefined>
   /**

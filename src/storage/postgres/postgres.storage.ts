@@ -125,7 +125,7 @@ export class PostgresStorage implements Storage {
       try {
         const bound = Math.min(left, this.timeoutMs)
         const { rows } = await client.query({ text, values, query_timeout: bound } as pg.QueryConfig)
-        if (text === 'BEGIN') inTransaction = true
+        if (text.startsWith('BEGIN')) inTransaction = true
         if (text === 'COMMIT') inTransaction = false
         return rows
       } catch (error) {
@@ -173,11 +173,28 @@ export class PostgresStorage implements Storage {
     return rows[0]!
   }
 
-  async listInventory(): Promise<InventoryItem[]> {
-    const rows = await this.query<{ pet_id: string; quantity: number; status: PetStatus }>(
-      'SELECT i.pet_id::text AS pet_id, i.quantity, i.status FROM inventory AS i ORDER BY i.pet_id',
-    )
-    return rows.map((r) => ({ petId: BigInt(r.pet_id), quantity: r.quantity, status: r.status }))
+  /**
+   * Pages by keyset, in one REPEATABLE READ transaction, so every page comes from one snapshot.
+   * Each statement is bounded by timeoutMs; the listing as a whole is not (it grows with the data).
+   */
+  async forEachInventoryPage(pageSize: number, onPage: (items: InventoryItem[]) => void | Promise<void>): Promise<void> {
+    await this.withConnection(Number.POSITIVE_INFINITY, async (run) => {
+      await run('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+      let after: string | undefined
+      for (;;) {
+        const rows = await run<{ pet_id: string; quantity: number; status: PetStatus }>(
+          // Ordered by the bigint column (i.pet_id), never by its text alias.
+          after === undefined
+            ? 'SELECT i.pet_id::text AS pet_id, i.quantity, i.status FROM inventory AS i ORDER BY i.pet_id LIMIT $1'
+            : 'SELECT i.pet_id::text AS pet_id, i.quantity, i.status FROM inventory AS i WHERE i.pet_id > $2::bigint ORDER BY i.pet_id LIMIT $1',
+          after === undefined ? [pageSize] : [pageSize, after],
+        )
+        if (rows.length > 0) await onPage(rows.map((r) => ({ petId: BigInt(r.pet_id), quantity: r.quantity, status: r.status })))
+        if (rows.length < pageSize) break
+        after = rows[rows.length - 1]!.pet_id
+      }
+      await run('COMMIT')
+    })
   }
 
   async getInventoryItem(petId: bigint): Promise<InventoryItem | undefined> {

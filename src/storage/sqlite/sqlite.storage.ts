@@ -33,6 +33,7 @@ const toKey = (row: KeyRow): ApiKey => ({
 const isBusy = (error: unknown) => error instanceof Database.SqliteError && error.code.startsWith('SQLITE_BUSY')
 const busyError = () => new UnavailableError('The database is busy; retry shortly')
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
 export interface SqliteOptions {
   /** How long a request waits for another process's lock before failing (503). */
@@ -64,6 +65,9 @@ export class SqliteStorage implements Storage {
   private readonly stmt
 
   private readonly busyTimeoutMs: number
+  /** The connection listings read from (see forEachInventoryPage); none for an in-memory database. */
+  private readonly reader: Database.Database | undefined
+  private listings: Promise<void> = Promise.resolve()
 
   constructor(path: string, options: SqliteOptions = {}) {
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000
@@ -73,10 +77,13 @@ export class SqliteStorage implements Storage {
     // blocking the event loop: SQLite's own busy wait is a synchronous sleep that would stall
     // every request of the process, reads included.
     this.db.pragma('busy_timeout = 0')
+    if (path !== ':memory:') {
+      this.reader = new Database(path, { readonly: true })
+      this.reader.pragma('busy_timeout = 0')
+    }
     const db = this.db
     this.stmt = {
       dataVersion: db.prepare('PRAGMA data_version').pluck(),
-      list: db.prepare('SELECT pet_id, quantity, status FROM inventory ORDER BY pet_id').raw().safeIntegers(),
       get: db.prepare('SELECT pet_id, quantity, status FROM inventory WHERE pet_id = ?').raw().safeIntegers(),
       // .all(), never .get(): a RETURNING statement left unfinished holds a read mark that stops WAL checkpoints.
       setQuantity: db
@@ -127,8 +134,37 @@ export class SqliteStorage implements Storage {
     })
   }
 
-  listInventory(): Promise<InventoryItem[]> {
-    return this.retryBusy(() => (this.stmt.list.all() as InventoryRow[]).map(toItem))
+  /**
+   * Pages are read on a connection of their own, in one read transaction: WAL gives it a snapshot
+   * that later commits do not disturb, while the main connection keeps writing. One listing at a
+   * time uses it (a second waits its turn); an in-memory database has no second connection, so
+   * there the pages come from the main one.
+   */
+  forEachInventoryPage(pageSize: number, onPage: (items: InventoryItem[]) => void | Promise<void>): Promise<void> {
+    const listing = this.listings.then(async () => {
+      const reader = this.reader ?? this.db
+      const page = reader.prepare('SELECT pet_id, quantity, status FROM inventory WHERE pet_id > ? ORDER BY pet_id LIMIT ?')
+      const first = reader.prepare('SELECT pet_id, quantity, status FROM inventory ORDER BY pet_id LIMIT ?')
+      for (const statement of [page, first]) statement.raw().safeIntegers()
+      const inTransaction = this.reader !== undefined
+      if (inTransaction) reader.exec('BEGIN')
+      try {
+        let after: bigint | undefined
+        for (;;) {
+          const rows = (await this.retryBusy(() =>
+            after === undefined ? first.all(pageSize) : page.all(after, pageSize),
+          )) as InventoryRow[]
+          if (rows.length > 0) await onPage(rows.map(toItem))
+          if (rows.length < pageSize) return
+          after = rows[rows.length - 1]![0]
+          await nextTurn()
+        }
+      } finally {
+        if (inTransaction) reader.exec('COMMIT')
+      }
+    })
+    this.listings = listing.catch(() => {})
+    return listing
   }
 
   getInventoryItem(petId: bigint): Promise<InventoryItem | undefined> {
@@ -217,6 +253,8 @@ export class SqliteStorage implements Storage {
 
   async close(): Promise<void> {
     await this.groupCommit.drain()
+    await this.listings
+    this.reader?.close()
     this.db.close()
   }
 }

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { entityTag } from '../src/http/entity-tags.js'
+import { BACKENDS, useSuite } from './helpers.js'
+
+// Enough entries for several pages (5,000 each) and a body over 1 MiB, which is streamed in pieces.
+const PETS = 30_000
+const HIGH = PETS - 7
+
+for (const backend of BACKENDS) {
+  describe(`a list of ${PETS} entries (${backend.name})`, () => {
+    const suite = useSuite(backend, {
+      seed: Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: 0, status: 'available' })),
+    })
+    const list = () => suite.server.request('GET', '/v1/inventory', { token: suite.token })
+    const patch = (petId: number, quantity: number) =>
+      suite.server.request('PATCH', `/v1/inventory/${petId}`, { token: suite.token, body: { quantity } })
+
+    test('When the list is fetched, then every entry comes back in order, with the length and the tag of its exact bytes', async () => {
+      const res = await list()
+      assert.equal(res.status, 200)
+      assert.equal(res.body.length, PETS)
+      res.body.forEach((item: { petId: bigint }, i: number) => assert.equal(item.petId, BigInt(i + 1)))
+      assert.equal(Number(res.headers.get('content-length')), Buffer.byteLength(res.text))
+      assert.ok(Buffer.byteLength(res.text) > 1024 * 1024, 'large enough to be sent in pieces')
+      assert.equal(res.headers.get('etag'), entityTag(res.text))
+      const again = await suite.server.request('GET', '/v1/inventory', {
+        token: suite.token,
+        headers: { 'if-none-match': res.headers.get('etag')! },
+      })
+      assert.equal(again.status, 304)
+    })
+
+    // Each round writes a late page's pet, then an early page's pet, to the same value. A list read
+    // from one snapshot can never show the early one ahead of the late one, nor more than one round
+    // behind it; a list stitched from pages read at different moments could.
+    test('When writes land on early and late pages while lists are read, then every list is one consistent snapshot', async () => {
+      let writing = true
+      const writer = (async () => {
+        for (let round = 1; round <= 60; round++) {
+          assert.equal((await patch(HIGH, round)).status, 200)
+          assert.equal((await patch(1, round)).status, 200)
+        }
+        writing = false
+      })()
+      let lists = 0
+      while (writing) {
+        const res = await list()
+        assert.equal(res.status, 200)
+        const low = res.body[0].quantity as number
+        const high = res.body[HIGH - 1].quantity as number
+        assert.ok(high === low || high === low + 1, `pet ${HIGH} at ${high} but pet 1 at ${low}`)
+        assert.equal(res.headers.get('etag'), entityTag(res.text))
+        lists++
+      }
+      await writer
+      assert.ok(lists > 0)
+      const last = await list()
+      assert.deepEqual([last.body[0].quantity, last.body[HIGH - 1].quantity], [60, 60])
+    })
+  })
+}

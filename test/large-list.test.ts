@@ -3,7 +3,7 @@ import { describe, test } from 'node:test'
 import { entityTag } from '../src/http/entity-tags.js'
 import { BACKENDS, useSuite } from './helpers.js'
 
-// Enough entries for several pages (5,000 each) and a body over 1 MiB, which is streamed in pieces.
+// Enough entries for several pages (2,000 each) and a body over 1 MiB, which is streamed in pieces.
 const PETS = 30_000
 const HIGH = PETS - 7
 

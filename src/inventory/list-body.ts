@@ -2,8 +2,8 @@ import { EntityTagger } from '../http/entity-tags.js'
 import { itemJson } from './inventory.json.js'
 import type { InventoryService } from './inventory.service.js'
 
-/** Entries read and serialized per step: about 250 KB of JSON, a few milliseconds of work. */
-export const LIST_PAGE_SIZE = 5000
+/** Entries read and serialized per step: about 100 KB of JSON, a millisecond or two of work. */
+export const LIST_PAGE_SIZE = 2000
 /** A body up to this size is kept as one buffer; a larger one stays in its page-sized pieces. */
 const SINGLE_BUFFER_MAX = 1024 * 1024
 

@@ -16,6 +16,7 @@ import { API_PREFIX, registerOpenApi } from './http/openapi.js'
 import { inventoryRoutes } from './inventory/inventory.routes.js'
 import { InventoryItemSchema, InventoryUpdateSchema, PetStatusSchema } from './inventory/inventory.schema.js'
 import { InventoryService } from './inventory/inventory.service.js'
+import { FreshCache } from './cache/fresh-cache.js'
 import { KeysService } from './keys/keys.service.js'
 import type { Storage } from './storage/storage.js'
 import { compileParamsValidator, createValidator, describeValidationError } from './validation.js'
@@ -94,11 +95,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(healthRoutes, { storage: deps.storage })
 
   const inventory = new InventoryService(deps.storage)
-  const keys = new KeysService(deps.storage)
+  const cache = new FreshCache(deps.storage)
+  const keys = new KeysService(deps.storage, cache.verifiedKeys)
   await app.register(
     async (secured) => {
-      requireApiKey(secured, keys, deps.storage)
-      await secured.register(inventoryRoutes, { inventory, requireIfMatch: config.requireIfMatch })
+      requireApiKey(secured, keys, cache)
+      await secured.register(inventoryRoutes, { inventory, list: cache.inventoryList, requireIfMatch: config.requireIfMatch })
     },
     { prefix: API_PREFIX },
   )

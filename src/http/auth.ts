@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { KeysService } from '../keys/keys.service.js'
-import type { Storage, Versions } from '../storage/storage.js'
+import type { FreshCache } from '../cache/fresh-cache.js'
+import type { Versions } from '../storage/storage.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -16,11 +17,11 @@ declare module 'fastify' {
  * It reads the change counters first (one database round trip), which both the key check and the
  * handlers' caches use.
  */
-export function requireApiKey(scope: FastifyInstance, keys: KeysService, storage: Storage) {
+export function requireApiKey(scope: FastifyInstance, keys: KeysService, cache: FreshCache) {
   scope.decorateRequest('apiKeyId', 0)
   scope.decorateRequest('versions', null as unknown as Versions)
   scope.addHook('onRequest', async (request) => {
-    request.versions = await storage.versions()
+    request.versions = await cache.versions()
     request.apiKeyId = await keys.authenticate(request.headers.authorization, request.versions.keys)
   })
 }

@@ -7,20 +7,18 @@ import { itemJson } from './inventory.json.js'
 import { buildListBody, type ListBody } from './list-body.js'
 import { PetIdParamsSchema } from './inventory.schema.js'
 import type { InventoryService } from './inventory.service.js'
-import { VersionedValue } from '../cache/versioned-value.js'
+import type { VersionedValue } from '../cache/versioned.js'
 
 export interface InventoryRoutesOptions {
   inventory: InventoryService
+  /** Where the list body is kept, under the inventory counter (see FreshCache). */
+  list: VersionedValue<ListBody>
   /** REQUIRE_IF_MATCH: a PATCH without If-Match is refused. */
   requireIfMatch: boolean
 }
 
 /** The inventory area. Auth is added by the enclosing scope. */
-export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { inventory, requireIfMatch }) => {
-  // The list body is cached as bytes (a large list is not re-encoded per request), filed under the
-  // inventory version that every writer moves, and checked against it on every request: the cache can
-  // never serve a list older than the database.
-  const listBody = new VersionedValue<ListBody>()
+export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { inventory, list: listBody, requireIfMatch }) => {
 
   app.get(
     '/inventory',

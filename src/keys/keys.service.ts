@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache'
+import type { VersionedLru } from '../cache/versioned.js'
 import { InvalidInputError, NotFoundError, UnauthorizedError } from '../errors.js'
 import type { ApiKey, Storage } from '../storage/storage.js'
 import { KEY_NAME_PATTERN, generateKey, hashKey, isWellFormedKey, sameHash } from './api-key.js'
@@ -6,21 +6,18 @@ import { KEY_NAME_PATTERN, generateKey, hashKey, isWellFormedKey, sameHash } fro
 const BEARER = /^bearer +(\S+) *$/i
 /** last_used_at is kept to the minute: writing it on every request would cost a commit each. */
 const TOUCH_INTERVAL_MS = 60_000
-/** Bound on remembered verifications; only valid keys get in, and the least recently used goes first. */
-const MAX_VERIFIED = 10_000
 const FIRST_KEY_NAME = 'default'
 
 export class KeysService {
   private readonly touchedAt = new Map<number, number>()
-  /** Tokens already verified, each trusted while the keys' version it was checked at holds. */
-  private readonly verified: LRUCache<string, { id: number; version: string }>
-
+  /**
+   * @param verified where verified tokens are remembered (see FreshCache); without it, every request
+   * looks its key up (the CLI's case)
+   */
   constructor(
     private readonly storage: Storage,
-    options: { maxVerified?: number } = {},
-  ) {
-    this.verified = new LRUCache({ max: options.maxVerified ?? MAX_VERIFIED })
-  }
+    private readonly verified?: VersionedLru<string, number>,
+  ) {}
 
   /**
    * Resolves with the key id for a valid `Authorization` header value; throws UnauthorizedError
@@ -31,16 +28,17 @@ export class KeysService {
     if (!authorization) throw new UnauthorizedError('Missing API key: send Authorization: Bearer <API_KEY>')
     const token = BEARER.exec(authorization)?.[1]
     if (!token || !isWellFormedKey(token)) throw new UnauthorizedError('Malformed API key')
-    const known = this.verified.get(token)
-    if (known?.version === keysVersion) {
-      this.touch(known.id)
-      return known.id
+    const known = this.verified?.get(token, keysVersion)
+    if (known !== undefined) {
+      this.touch(known)
+      return known
     }
     const hash = hashKey(token)
     const key = await this.storage.findActiveKey(hash)
     // The lookup is by hash, so it reveals nothing about the token; the compare is constant-time anyway.
     if (!key || !sameHash(key.hash, hash)) throw new UnauthorizedError('Unknown or revoked API key')
-    this.verified.set(token, { id: key.id, version: keysVersion })
+    // Only keys that verified are remembered, so a flood of bad tokens cannot evict good ones.
+    this.verified?.set(token, keysVersion, key.id)
     this.touch(key.id)
     return key.id
   }

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
+import { VersionedLru } from '../../src/cache/versioned.js'
 import { KeysService } from '../../src/keys/keys.service.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite.storage.js'
 
@@ -29,7 +30,7 @@ describe('remembered key verifications', () => {
   })
 
   test('When one token arrives with different spellings of the header, then it is looked up once', async () => {
-    const keys = new KeysService(storage)
+    const keys = new KeysService(storage, new VersionedLru(10))
     const { keys: version } = await storage.versions()
     lookups = 0
     for (const header of [`Bearer ${tokens.a}`, `bearer ${tokens.a}`, `BEARER   ${tokens.a} `]) {
@@ -39,7 +40,7 @@ describe('remembered key verifications', () => {
   })
 
   test('When more keys are used than it remembers, then the least recently used is forgotten first', async () => {
-    const keys = new KeysService(storage, { maxVerified: 2 })
+    const keys = new KeysService(storage, new VersionedLru(2))
     const { keys: version } = await storage.versions()
     const use = (name: string) => keys.authenticate(`Bearer ${tokens[name]}`, version)
     await use('a')
@@ -54,7 +55,7 @@ describe('remembered key verifications', () => {
   })
 
   test('When the keys version moves, then a remembered key is checked again', async () => {
-    const keys = new KeysService(storage)
+    const keys = new KeysService(storage, new VersionedLru(10))
     await keys.authenticate(`Bearer ${tokens.a}`, 'v1')
     lookups = 0
     await keys.authenticate(`Bearer ${tokens.a}`, 'v2')

@@ -1,3 +1,5 @@
+import { LRUCache } from 'lru-cache'
+
 /**
  * A value built from the database, filed under the change-counter version it was built at (see
  * Storage.versions). A caller passes the version it read at the start of its request: an equal version
@@ -22,5 +24,26 @@ export class VersionedValue<T> {
       this.building.set(version, pending)
     }
     return pending
+  }
+}
+
+/**
+ * Many values, each filed under the version it was learnt at, at most `max` of them (the least
+ * recently used goes first). A value is returned only to a caller with the same version.
+ */
+export class VersionedLru<K extends {}, V extends {}> {
+  private readonly entries: LRUCache<K, { version: string; value: V }>
+
+  constructor(max: number) {
+    this.entries = new LRUCache({ max })
+  }
+
+  get(key: K, version: string): V | undefined {
+    const entry = this.entries.get(key)
+    return entry?.version === version ? entry.value : undefined
+  }
+
+  set(key: K, version: string, value: V): void {
+    this.entries.set(key, { version, value })
   }
 }

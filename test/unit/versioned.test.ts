@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { VersionedValue } from '../../src/cache/versioned-value.js'
+import { VersionedValue } from '../../src/cache/versioned.js'
 
 describe('VersionedValue', () => {
   test('When many callers arrive with the same version during a build, then they share one build', async () => {

@@ -1,0 +1,37 @@
+import type { ListBody } from '../inventory/list-body.js'
+import type { Storage, Versions } from '../storage/storage.js'
+import { VersionedLru, VersionedValue } from './versioned.js'
+
+/** Bound on remembered key verifications. */
+const MAX_VERIFIED_KEYS = 10_000
+
+/**
+ * Everything this process keeps from the database between requests, and the one rule that keeps it
+ * current: every value is filed under a change counter that every writer moves in the same
+ * transaction as its change (Storage.versions: SQLite's data_version plus this connection's own
+ * commits; PostgreSQL's version rows, moved by triggers), the counters are read once at the start of
+ * each request before anything else, and a value is served only to a request that read the counter it
+ * was filed under. A write through any instance, or the CLI, moves the counter, so no request is ever
+ * answered from before an acknowledged write. Nothing here trusts a timer.
+ *
+ * Entity tags need no entry of their own: they are computed from the bytes, and the list's is kept
+ * with its body.
+ */
+export class FreshCache {
+  /** The serialized inventory list and its entity tag, under the inventory counter. */
+  readonly inventoryList = new VersionedValue<ListBody>()
+  /** Key id per verified token, under the keys counter (a key made or revoked moves it). */
+  readonly verifiedKeys: VersionedLru<string, number>
+
+  constructor(
+    private readonly storage: Storage,
+    options: { maxVerifiedKeys?: number } = {},
+  ) {
+    this.verifiedKeys = new VersionedLru(options.maxVerifiedKeys ?? MAX_VERIFIED_KEYS)
+  }
+
+  /** The counters for one request, read before anything it serves (one database round trip). */
+  versions(): Promise<Versions> {
+    return this.storage.versions()
+  }
+}

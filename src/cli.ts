@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util'
 import { ConfigError, describeVariables, loadConfig } from './config.js'
 import { DomainError } from './errors.js'
-import { readInventoryFile } from './inventory/import-file.js'
+import { openInventoryFile } from './inventory/import-file.js'
 import { InventoryRecordSchema, PetStatusSchema } from './inventory/inventory.schema.js'
 import { InventoryService } from './inventory/inventory.service.js'
 import { KeysService } from './keys/keys.service.js'
@@ -68,9 +68,9 @@ async function importCommand(args: string[]) {
   const [what, file, ...rest] = args
   if (what !== 'inventory' || !file || rest.length > 0) throw new UsageError('import: use import inventory FILE')
   const validate = createValidator([PetStatusSchema]).compile(InventoryRecordSchema)
-  const items = await readInventoryFile(file, validate)
-  await withStorage((storage) => new InventoryService(storage).importItems(items))
-  log(`Imported ${items.length} inventory entries from ${file}.`)
+  const source = await openInventoryFile(file, validate)
+  const count = await withStorage((storage) => new InventoryService(storage).importFile(source))
+  log(`Imported ${count} inventory entries from ${file}.`)
 }
 
 async function main(argv: string[]) {

@@ -261,9 +261,15 @@ export interface SeedItem {
 /** Upserts inventory entries on the target's database (as `petstore import inventory` does). */
 export async function seed(target: Target, items: SeedItem[]): Promise<void> {
   await withStorage(urlOf(target), (storage) =>
-    new InventoryService(storage).importItems(
-      items.map((i) => ({ petId: BigInt(i.petId), quantity: i.quantity, status: i.status as 'available' })),
-    ),
+    new InventoryService(storage).importFile({
+      chunks: (async function* () {
+        yield items.map((i, n) => ({
+          item: { petId: BigInt(i.petId), quantity: i.quantity, status: i.status as 'available' },
+          position: n + 1,
+        }))
+      })(),
+      where: (n) => `item ${n}`,
+    }),
   )
 }
 

@@ -1,5 +1,6 @@
-import { NotFoundError, PreconditionFailedError } from '../errors.js'
-import type { InventoryItem, Precondition, Storage } from '../storage/storage.js'
+import { InvalidInputError, NotFoundError, PreconditionFailedError } from '../errors.js'
+import { DuplicatePetIdError, type InventoryItem, type Precondition, type Storage } from '../storage/storage.js'
+import type { ImportSource } from './import-file.js'
 
 export class InventoryService {
   constructor(private readonly storage: Storage) {}
@@ -25,8 +26,18 @@ export class InventoryService {
     return result
   }
 
-  /** Inserts or replaces entries, all or nothing. */
-  importItems(items: InventoryItem[]): Promise<void> {
-    return this.storage.upsertInventory(items)
+  /**
+   * Inserts or replaces the entries of an import file, all or nothing; resolves with their number.
+   * A petId named twice is refused, naming both places.
+   */
+  async importFile(source: ImportSource): Promise<number> {
+    try {
+      return await this.storage.importInventory(source.chunks)
+    } catch (error) {
+      if (!(error instanceof DuplicatePetIdError)) throw error
+      throw new InvalidInputError(
+        `${source.where(error.position)}: petId ${error.petId} appears twice (first at ${source.where(error.firstPosition)})`,
+      )
+    }
   }
 }

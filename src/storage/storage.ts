@@ -19,6 +19,23 @@ export interface QuantityWrite {
 /** What a quantity write did: the entry after it, or why nothing was applied. */
 export type WriteResult = InventoryItem | 'not_found' | 'precondition_failed'
 
+/** One record of an import file, with its position there (entry or line number) for messages. */
+export interface ImportRecord {
+  item: InventoryItem
+  position: number
+}
+
+/** An import file names the same pet twice. */
+export class DuplicatePetIdError extends Error {
+  constructor(
+    readonly petId: bigint,
+    readonly firstPosition: number,
+    readonly position: number,
+  ) {
+    super(`petId ${petId} appears twice`)
+  }
+}
+
 export interface Versions {
   inventory: string
   keys: string
@@ -60,8 +77,13 @@ export interface Storage {
    * point of the transaction. Resolves after the commit.
    */
   setQuantity(petId: bigint, quantity: number, precondition?: Precondition): Promise<WriteResult>
-  /** Inserts or replaces every item, all in one transaction. */
-  upsertInventory(items: InventoryItem[]): Promise<void>
+  /**
+   * Inserts or replaces every record, all or nothing, reading the chunks as they come: they are
+   * staged first (where a repeated petId is found: DuplicatePetIdError), and the inventory is written
+   * in one short transaction at the end, so other writers wait only for that. An error thrown by the
+   * chunks leaves the inventory as it was. Resolves with the number of records.
+   */
+  importInventory(chunks: AsyncIterable<ImportRecord[]>): Promise<number>
 
   /** The id of the non-revoked key with this SHA-256 hash, if any. */
   findActiveKey(hash: Buffer): Promise<{ id: number; hash: Buffer } | undefined>

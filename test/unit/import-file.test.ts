@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { after, describe, test } from 'node:test'
 import fc from 'fast-check'
 import { InvalidInputError } from '../../src/errors.js'
-import { readInventoryFile } from '../../src/inventory/import-file.js'
+import { IMPORT_CHUNK_SIZE, openInventoryFile } from '../../src/inventory/import-file.js'
 import { InventoryRecordSchema, MAX_QUANTITY, PET_STATUSES, PetStatusSchema } from '../../src/inventory/inventory.schema.js'
 import { INT64_MAX, INT64_MIN } from '../../src/int64.js'
 import type { InventoryItem } from '../../src/storage/storage.js'
@@ -24,7 +24,13 @@ function write(extension: string, text: string): string {
   writeFileSync(path, text)
   return path
 }
-const read = (extension: string, text: string) => readInventoryFile(write(extension, text), validate)
+/** Every record of the file, read as `petstore import` reads it: streamed, in chunks. */
+async function readInventoryFile(path: string, check = validate): Promise<InventoryItem[]> {
+  const items: InventoryItem[] = []
+  for await (const chunk of (await openInventoryFile(path, check)).chunks) items.push(...chunk.map((r) => r.item))
+  return items
+}
+const read = (extension: string, text: string) => readInventoryFile(write(extension, text))
 
 async function rejectsNaming(promise: Promise<unknown>, ...mentions: RegExp[]) {
   await assert.rejects(promise, (error: unknown) => {
@@ -40,7 +46,7 @@ const jsonText = (items: InventoryItem[]) =>
 
 describe('readInventoryFile: valid files', () => {
   test('When the example JSON file is read, then every item is exact, a petId beyond 2^53 included', async () => {
-    assert.deepEqual(await readInventoryFile(join(EXAMPLES, 'inventory.json'), validate), [
+    assert.deepEqual(await readInventoryFile(join(EXAMPLES, 'inventory.json')), [
       { petId: 1n, quantity: 12, status: 'available' },
       { petId: 2n, quantity: 0, status: 'sold' },
       { petId: 3n, quantity: 4, status: 'pending' },
@@ -50,7 +56,7 @@ describe('readInventoryFile: valid files', () => {
   })
 
   test('When the example CSV file is read, then every item is exact', async () => {
-    assert.deepEqual(await readInventoryFile(join(EXAMPLES, 'inventory.csv'), validate), [
+    assert.deepEqual(await readInventoryFile(join(EXAMPLES, 'inventory.csv')), [
       { petId: 1n, quantity: 12, status: 'available' },
       { petId: 2n, quantity: 0, status: 'sold' },
       { petId: 3n, quantity: 4, status: 'pending' },
@@ -104,7 +110,6 @@ describe('readInventoryFile: invalid records name their entry or line', () => {
     ['a petId of -0', '{"petId":-0,"quantity":1,"status":"sold"}', /petId/],
     ['a petId above int64', '{"petId":9223372036854775808,"quantity":1,"status":"sold"}', /petId/],
     ['a petId below int64', '{"petId":-9223372036854775809,"quantity":1,"status":"sold"}', /petId/],
-    ['a duplicate petId', '{"petId":1,"quantity":2,"status":"sold"}', /petId 1 appears twice \(first at entry 1\)/],
     ['a string quantity', '{"petId":2,"quantity":"1","status":"sold"}', /quantity/],
     ['a negative quantity', '{"petId":2,"quantity":-1,"status":"sold"}', /quantity/],
     ['a fractional quantity', '{"petId":2,"quantity":1.5,"status":"sold"}', /quantity/],
@@ -132,7 +137,6 @@ describe('readInventoryFile: invalid records name their entry or line', () => {
     ['an empty petId', ',1,sold', /petId/],
     ['a petId with leading zeros', '007,1,sold', /petId/],
     ['a petId above int64', '9223372036854775808,1,sold', /petId/],
-    ['a duplicate petId', '1,5,sold', /petId 1 appears twice \(first at line 2\)/],
     ['a non-numeric quantity', '2,many,sold', /quantity/],
     ['an empty quantity', '2,,sold', /quantity/],
     ['a negative quantity', '2,-1,sold', /quantity/],
@@ -164,6 +168,24 @@ describe('readInventoryFile: invalid records name their entry or line', () => {
     await rejectsNaming(read('.json', '{"petId":1,"quantity":1,"status":"sold"}'), /must be an array/)
     await rejectsNaming(read('.json', '[{"petId":1,"petId":2,"quantity":1,"status":"sold"}]'), /Not valid JSON.*petId/)
     await rejectsNaming(read('.txt', '[]'), /Unsupported file type '\.txt'/)
+  })
+})
+
+describe('openInventoryFile: large files', () => {
+  test('When a file holds more records than a chunk, then they come in chunks of at most the chunk size, in file order', async () => {
+    const count = IMPORT_CHUNK_SIZE * 2 + 3
+    const lines = Array.from({ length: count }, (_, i) => `${i + 1},${i},available`)
+    const source = await openInventoryFile(write('.csv', `petId,quantity,status\n${lines.join('\n')}\n`), validate)
+    const sizes: number[] = []
+    let next = 1n
+    for await (const chunk of source.chunks) {
+      sizes.push(chunk.length)
+      for (const { item, position } of chunk) {
+        assert.equal(item.petId, next++)
+        assert.equal(source.where(position), `line ${Number(item.petId) + 1}`)
+      }
+    }
+    assert.deepEqual(sizes, [IMPORT_CHUNK_SIZE, IMPORT_CHUNK_SIZE, 3])
   })
 })
 

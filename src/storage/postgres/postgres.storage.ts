@@ -2,7 +2,7 @@ import pg from 'pg'
 import { UnavailableError } from '../../errors.js'
 import type { PetStatus } from '../../inventory/inventory.schema.js'
 import { GroupCommit } from '../group-commit.js'
-import type { ApiKey, InventoryItem, Precondition, QuantityWrite, Storage, Versions, WriteResult } from '../storage.js'
+import { DuplicatePetIdError, type ApiKey, type ImportRecord, type InventoryItem, type Precondition, type QuantityWrite, type Storage, type Versions, type WriteResult } from '../storage.js'
 import { migratePostgres } from './migrate.js'
 
 export interface PostgresOptions {
@@ -58,6 +58,9 @@ async function lockInventory(run: Run) {
 /** Runs one statement on a lent connection, within the time the caller has left. */
 type Run = <R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<R[]>
 
+/** Rows copied from an import's staging table into the inventory per statement. */
+const IMPORT_PIECE = 10_000
+
 const unavailable = () => new UnavailableError('The database is unavailable; retry shortly')
 
 export class PostgresStorage implements Storage {
@@ -68,6 +71,7 @@ export class PostgresStorage implements Storage {
     private readonly pool: pg.Pool,
     readonly migrationsApplied: string[],
     private readonly timeoutMs: number,
+    private readonly bulkTimeoutMs: number,
     poolSize: number,
   ) {
     // Half the pool commits batches; the rest stays free for reads and authentication.
@@ -99,7 +103,7 @@ export class PostgresStorage implements Storage {
     })
     // An idle connection dropped by the server emits here; without a listener it would crash the process.
     pool.on('error', () => {})
-    return new PostgresStorage(pool, migrationsApplied, options.timeoutMs, options.poolSize)
+    return new PostgresStorage(pool, migrationsApplied, options.timeoutMs, options.migrationTimeoutMs, options.poolSize)
   }
 
   /** One statement on a pooled connection, bounded as a whole (connecting included) by timeoutMs. */
@@ -110,12 +114,16 @@ export class PostgresStorage implements Storage {
   /**
    * Lends a connection until `deadline`. Every statement gets the time that is left; one that runs out
    * leaves the connection busy with it, so that connection is destroyed, never reused or rolled back
-   * in line behind the hung statement (which would double the wait). A transaction the server left
-   * open (it refused a statement) is rolled back after the caller has its answer, before the
-   * connection goes back to the pool. Errors the server raised about a statement keep their meaning;
-   * anything else becomes 503.
+   * in line behind the hung statement (which would double the wait). A transaction left open (the
+   * server refused a statement, or the caller's own code threw) is rolled back after the caller has
+   * its answer, before the connection goes back to the pool. Errors the server raised about a
+   * statement keep their meaning; any other driver failure becomes 503.
    */
-  private async withConnection<T>(deadline: number, body: (run: Run) => Promise<T>): Promise<T> {
+  private async withConnection<T>(
+    deadline: number,
+    body: (run: Run) => Promise<T>,
+    statementBoundMs = this.timeoutMs,
+  ): Promise<T> {
     const client = await this.connect(deadline)
     let broken: Error | undefined
     let inTransaction = false
@@ -123,20 +131,19 @@ export class PostgresStorage implements Storage {
       const left = deadline - Date.now()
       if (left <= 0) throw unavailable()
       try {
-        const bound = Math.min(left, this.timeoutMs)
+        const bound = Math.min(left, statementBoundMs)
         const { rows } = await client.query({ text, values, query_timeout: bound } as pg.QueryConfig)
         if (text.startsWith('BEGIN')) inTransaction = true
         if (text === 'COMMIT') inTransaction = false
         return rows
       } catch (error) {
         if (!(error instanceof pg.DatabaseError)) broken = error as Error
-        throw error
+        throw classify(error)
       }
     }
     try {
+      // Errors from `run` are classified already; anything else (an import file's own error) passes on.
       return await body(run)
-    } catch (error) {
-      throw classify(error)
     } finally {
       if (inTransaction && !broken) {
         client.query({ text: 'ROLLBACK', query_timeout: this.timeoutMs } as pg.QueryConfig).then(
@@ -259,34 +266,86 @@ export class PostgresStorage implements Storage {
     )
   }
 
-  /** Inserts or replaces every item, all in one transaction. */
-  async upsertInventory(items: InventoryItem[]): Promise<void> {
-    // Imports are not requests: each statement is bounded, the whole import is not.
-    await this.transaction(Number.POSITIVE_INFINITY, async (run) => {
-      await lockInventory(run)
-      for (let i = 0; i < items.length; i += 10_000) {
-        const chunk = items.slice(i, i + 10_000)
-        await run(
-          `INSERT INTO inventory (pet_id, quantity, status)
-           SELECT * FROM unnest($1::bigint[], $2::integer[], $3::text[])
-           ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, status = excluded.status`,
-          [chunk.map((x) => String(x.petId)), chunk.map((x) => x.quantity), chunk.map((x) => x.status)],
-        )
+  /**
+   * Stages the records in a temporary table of the import's own transaction (no lock on the inventory
+   * meanwhile), then takes the inventory lock and copies them in, in pieces. An import is an operator's
+   * bulk job, not a request: each of its statements is bounded by DB_MIGRATION_TIMEOUT_MS.
+   */
+  async importInventory(chunks: AsyncIterable<ImportRecord[]>): Promise<number> {
+    let count = 0
+    await this.transaction(
+      Number.POSITIVE_INFINITY,
+      async (run) => {
+        await run(`SET LOCAL statement_timeout = ${this.bulkTimeoutMs}`)
+        await run(`CREATE TEMP TABLE import_staging (
+          pet_id bigint PRIMARY KEY, quantity integer NOT NULL, status text NOT NULL, position integer NOT NULL) ON COMMIT DROP`)
+        for await (const chunk of chunks) {
+          const staged = await run<{ pet_id: string }>(
+            `INSERT INTO import_staging SELECT * FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::integer[])
+             ON CONFLICT (pet_id) DO NOTHING RETURNING pet_id::text AS pet_id`,
+            [
+              chunk.map((r) => String(r.item.petId)),
+              chunk.map((r) => r.item.quantity),
+              chunk.map((r) => r.item.status),
+              chunk.map((r) => r.position),
+            ],
+          )
+          if (staged.length < chunk.length) await this.throwFirstDuplicate(run, chunk, staged)
+          count += chunk.length
+        }
+        await lockInventory(run)
+        for (let after: string | undefined; ; ) {
+          const copied = await run<{ last: string | null }>(
+            `WITH piece AS (
+               SELECT pet_id, quantity, status FROM import_staging
+               WHERE $1::bigint IS NULL OR pet_id > $1::bigint ORDER BY pet_id LIMIT ${IMPORT_PIECE})
+             , written AS (
+               INSERT INTO inventory (pet_id, quantity, status) SELECT * FROM piece
+               ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, status = excluded.status
+               RETURNING pet_id)
+             SELECT max(pet_id)::text AS last FROM written`,
+            [after ?? null],
+          )
+          const last = copied[0]?.last
+          if (!last) break
+          after = last
+        }
+      },
+      this.bulkTimeoutMs,
+    )
+    return count
+  }
+
+  /** A chunk staged fewer rows than it has: the first record, in file order, whose pet was already there. */
+  private async throwFirstDuplicate(run: Run, chunk: ImportRecord[], staged: { pet_id: string }[]): Promise<never> {
+    const fresh = new Set(staged.map((r) => r.pet_id))
+    const earlier = new Map<string, number>()
+    for (const { item, position } of chunk) {
+      const id = String(item.petId)
+      const inChunk = earlier.get(id)
+      if (inChunk === undefined && fresh.has(id)) {
+        earlier.set(id, position)
+        continue
       }
-    })
+      const first =
+        inChunk ??
+        (await run<{ position: number }>('SELECT position FROM import_staging WHERE pet_id = $1', [id]))[0]!.position
+      throw new DuplicatePetIdError(item.petId, first, position)
+    }
+    throw new Error('a chunk staged fewer rows than it has, but no duplicate was found')
   }
 
   /**
    * BEGIN … COMMIT on one connection, finished or abandoned by `deadline` (see withConnection for
    * what happens to a transaction that fails: the server rolls back what it never saw committed).
    */
-  private transaction<T>(deadline: number, body: (run: Run) => Promise<T>): Promise<T> {
+  private transaction<T>(deadline: number, body: (run: Run) => Promise<T>, statementBoundMs?: number): Promise<T> {
     return this.withConnection(deadline, async (run) => {
       await run('BEGIN')
       const result = await body(run)
       await run('COMMIT')
       return result
-    })
+    }, statementBoundMs)
   }
 
   async findActiveKey(hash: Buffer) {

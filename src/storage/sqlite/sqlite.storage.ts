@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { UnavailableError } from '../../errors.js'
 import type { PetStatus } from '../../inventory/inventory.schema.js'
-import type { ApiKey, InventoryItem, Precondition, QuantityWrite, Storage, Versions, WriteResult } from '../storage.js'
+import { DuplicatePetIdError, type ApiKey, type ImportRecord, type InventoryItem, type Precondition, type QuantityWrite, type Storage, type Versions, type WriteResult } from '../storage.js'
 import { GroupCommit } from '../group-commit.js'
 import { migrateSqlite } from './migrate.js'
 
@@ -77,6 +77,8 @@ export class SqliteStorage implements Storage {
     // blocking the event loop: SQLite's own busy wait is a synchronous sleep that would stall
     // every request of the process, reads included.
     this.db.pragma('busy_timeout = 0')
+    // Imports stage their records in a TEMP table: on disk, so a large file does not grow the heap.
+    this.db.pragma('temp_store = FILE')
     if (path !== ':memory:') {
       this.reader = new Database(path, { readonly: true })
       this.reader.pragma('busy_timeout = 0')
@@ -90,8 +92,6 @@ export class SqliteStorage implements Storage {
         .prepare('UPDATE inventory SET quantity = ? WHERE pet_id = ? RETURNING pet_id, quantity, status')
         .raw()
         .safeIntegers(),
-      upsert: db.prepare(`INSERT INTO inventory (pet_id, quantity, status) VALUES (?, ?, ?)
-        ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, status = excluded.status`),
       findKey: db.prepare('SELECT id, key_hash AS hash FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL'),
       touchKey: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
       // Conflicts on the active name index only: the loser of a race learns the name is taken.
@@ -178,10 +178,37 @@ export class SqliteStorage implements Storage {
     return this.groupCommit.submit({ petId, quantity, precondition })
   }
 
-  async upsertInventory(items: InventoryItem[]): Promise<void> {
-    await this.write(() => {
-      for (const item of items) this.stmt.upsert.run(item.petId, item.quantity, item.status)
-    })
+  /**
+   * Stages the records in a TEMP table (its own file: staging takes no lock on the database, so the
+   * service keeps writing meanwhile), then copies them into the inventory in one IMMEDIATE transaction.
+   */
+  async importInventory(chunks: AsyncIterable<ImportRecord[]>): Promise<number> {
+    const db = this.db
+    db.exec(`CREATE TEMP TABLE IF NOT EXISTS import_staging (
+      pet_id INTEGER PRIMARY KEY, quantity INTEGER NOT NULL, status TEXT NOT NULL, position INTEGER NOT NULL)`)
+    const stage = db.prepare('INSERT INTO temp.import_staging VALUES (?, ?, ?, ?) ON CONFLICT (pet_id) DO NOTHING')
+    const firstAt = db.prepare('SELECT position FROM temp.import_staging WHERE pet_id = ?').pluck()
+    let count = 0
+    try {
+      for await (const chunk of chunks) {
+        db.transaction(() => {
+          for (const { item, position } of chunk) {
+            if (stage.run(item.petId, item.quantity, item.status, position).changes === 0) {
+              throw new DuplicatePetIdError(item.petId, firstAt.get(item.petId) as number, position)
+            }
+          }
+        })()
+        count += chunk.length
+      }
+      await this.write(() =>
+        db.exec(`INSERT INTO inventory (pet_id, quantity, status)
+          SELECT pet_id, quantity, status FROM temp.import_staging WHERE true
+          ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, status = excluded.status`),
+      )
+      return count
+    } finally {
+      db.exec('DELETE FROM temp.import_staging')
+    }
   }
 
   /** One IMMEDIATE transaction that writes the inventory, counted so this process's cache sees it. */

@@ -1,82 +1,103 @@
-// One bounded autocannon run (warm-up or measured), reduced to the numbers the report needs.
-import autocannon from 'autocannon'
-import { createRequire } from 'node:module'
+// One bounded wrk run (warm-up or measured), reduced to the numbers the report needs.
+import { spawn, spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { LOAD_GRACE_MS, WORKERS } from './config.js'
+import { CONNECTIONS, LOAD_GRACE_MS, WRK_THREADS, WRK_TIMEOUT_SECONDS } from './config.js'
+import { track } from './procs.js'
 
 export interface LoadSpec {
+  /** GET: the URL requested; PATCH: the server's /v1/inventory (patch.lua sets each request's path). */
   url: string
-  connections: number
-  headers: Record<string, string>
-  /** PATCH scenario: random pet ids FIRST..FIRST+count-1 via patch-request.cjs. */
+  token: string
+  /** PATCH scenario: pet ids FIRST..FIRST+count-1, in rotation, via bench/patch.lua. */
   patchPets?: { firstPetId: number, petCount: number }
 }
 
 export interface Measured {
+  /** wrk's Requests/sec: completed requests ÷ elapsed time. */
   rps: number
+  /** Latency percentiles from wrk --latency, in milliseconds. */
   p50: number
   p99: number
   completed: number
+  /** wrk's "Non-2xx or 3xx responses". */
   non2xx: number
-  /** Socket errors and timeouts. */
+  /** wrk's socket errors: connect + read + write + timeout. */
   errors: number
-  statusCodes: string
+  errorDetail: string
 }
 
-/** Absolute path of the compiled setupRequest module (workers require() it themselves). */
-const PATCH_SETUP = fileURLToPath(new URL('./patch-request.cjs', import.meta.url))
+/** Committed beside the sources; dist/bench/load.js -> bench/patch.lua. */
+const PATCH_SCRIPT = fileURLToPath(new URL('../../bench/patch.lua', import.meta.url))
 
-function options(spec: LoadSpec, seconds: number): autocannon.Options {
-  const opts: autocannon.Options = {
-    url: spec.url,
-    connections: spec.connections,
-    duration: seconds,
-    timeout: 10,
-    headers: spec.headers,
-  }
-  if (WORKERS > 0) opts.workers = WORKERS
-  if (spec.patchPets) {
-    const setupRequest: autocannon.SetupRequest | string = WORKERS > 0
-      ? PATCH_SETUP
-      : createRequire(import.meta.url)(PATCH_SETUP) as autocannon.SetupRequest
-    opts.requests = [{ method: 'PATCH', setupRequest }]
-    opts.initialContext = { ...spec.patchPets }
-  }
-  return opts
+/** `wrk -v`'s first line, or undefined when wrk is not on PATH. */
+export function wrkVersion(): string | undefined {
+  const out = spawnSync('wrk', ['-v'], { encoding: 'utf8', timeout: 10_000 })
+  if (out.error) return undefined
+  const line = `${out.stdout}${out.stderr}`.split('\n')[0]?.trim() ?? ''
+  return line.replace(/\s*Copyright.*$/, '') || 'wrk (unknown version)'
 }
 
-/** Runs autocannon for `seconds`; stops it and rejects if it has not finished LOAD_GRACE_MS later. */
+const UNIT_MS: Readonly<Record<string, number>> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
+
+function toMs(value: string, unit: string): number {
+  const factor = UNIT_MS[unit]
+  if (factor === undefined) throw new Error(`wrk: unknown time unit '${unit}'`)
+  return Number(value) * factor
+}
+
+/** Parses wrk 4.x output (with --latency). Throws when a number the report needs is missing. */
+export function parseWrk(out: string): Measured {
+  const need = (re: RegExp, what: string): RegExpExecArray => {
+    const m = re.exec(out)
+    if (!m) throw new Error(`wrk output has no ${what}:\n${out}`)
+    return m
+  }
+  const percentile = (p: number): number => {
+    const m = need(new RegExp(`^\\s*${p}%\\s+([\\d.]+)(us|ms|s|m|h)\\s*$`, 'm'), `${p}% latency line (run with --latency)`)
+    return toMs(m[1] ?? '', m[2] ?? '')
+  }
+  const rps = Number(need(/^Requests\/sec:\s+([\d.]+)/m, 'Requests/sec line')[1])
+  const completed = Number(need(/^\s*(\d+) requests in /m, '"requests in" line')[1])
+  const non2xx = Number(/^\s*Non-2xx or 3xx responses:\s+(\d+)/m.exec(out)?.[1] ?? 0)
+  const sock = /^\s*Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/m.exec(out)
+  const [connect, read, write, timeout] = [1, 2, 3, 4].map((i) => Number(sock?.[i] ?? 0))
+  return {
+    rps, completed, non2xx, p50: percentile(50), p99: percentile(99),
+    errors: (connect ?? 0) + (read ?? 0) + (write ?? 0) + (timeout ?? 0),
+    errorDetail: sock ? `connect ${connect}, read ${read}, write ${write}, timeout ${timeout}` : 'none',
+  }
+}
+
+/** Runs `wrk -t1 -c64 -d<seconds>s --latency` once; kills it and rejects if it has not exited LOAD_GRACE_MS later. */
 export function runLoad(spec: LoadSpec, seconds: number): Promise<Measured> {
+  const args = [
+    `-t${WRK_THREADS}`, `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', `--timeout`, `${WRK_TIMEOUT_SECONDS}s`,
+    '-H', `Authorization: Bearer ${spec.token}`,
+  ]
+  const env = { ...process.env }
+  if (spec.patchPets) {
+    args.push('-s', PATCH_SCRIPT)
+    env['BENCH_FIRST_PET'] = String(spec.patchPets.firstPetId)
+    env['BENCH_PET_COUNT'] = String(spec.patchPets.petCount)
+  }
+  args.push(spec.url)
   return new Promise((resolve, reject) => {
-    let settled = false
-    const settle = (err: Error | null, value?: Measured): void => {
-      if (settled) return
-      settled = true
+    const child = spawn('wrk', args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const untrack = track(child)
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
+    child.stderr.on('data', (chunk: Buffer) => { out += chunk.toString() })
+    let timedOut = false
+    const watchdog = setTimeout(() => { timedOut = true; child.kill('SIGKILL') }, seconds * 1000 + LOAD_GRACE_MS)
+    child.once('error', (err) => { clearTimeout(watchdog); untrack(); reject(new Error(`wrk: ${err.message}`)) })
+    child.once('close', (code, signal) => {
       clearTimeout(watchdog)
-      if (err) reject(err)
-      else if (value) resolve(value)
-    }
-    const instance = autocannon(options(spec, seconds), (err, result) => {
-      if (err) {
-        settle(err)
-        return
+      untrack()
+      if (timedOut) reject(new Error(`wrk did not finish within ${seconds} s + ${LOAD_GRACE_MS} ms (killed)`))
+      else if (code !== 0) reject(new Error(`wrk exited with code ${String(code)}, signal ${String(signal)}:\n${out}`))
+      else {
+        try { resolve(parseWrk(out)) } catch (err) { reject(err instanceof Error ? err : new Error(String(err))) }
       }
-      const codes = Object.entries(result.statusCodeStats).map(([code, { count }]) => `${code}:${count}`).join(' ')
-      settle(null, {
-        rps: result.requests.average,
-        p50: result.latency.p50,
-        p99: result.latency.p99,
-        completed: result.requests.total,
-        non2xx: result.non2xx,
-        errors: result.errors + result.mismatches,
-        statusCodes: codes,
-      })
     })
-    // In workers mode a worker failure is reported only as an 'error' event and the callback never fires.
-    instance.on('error', (err: unknown) => settle(err instanceof Error ? err : new Error(String(err))))
-    const watchdog = setTimeout(() => {
-      instance.stop()
-      settle(new Error(`autocannon did not finish within ${seconds} s + ${LOAD_GRACE_MS} ms`))
-    }, seconds * 1000 + LOAD_GRACE_MS)
   })
 }

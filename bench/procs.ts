@@ -1,11 +1,19 @@
 // Child processes: one-shot CLI commands and long-running HTTP servers, all bounded in time.
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { readFile, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { READY_TIMEOUT_MS, STOP_TIMEOUT_MS } from './config.js'
 
 export const HOST = '127.0.0.1'
 
 const live = new Set<ChildProcess>()
+
+/** Registers a child so a crash or Ctrl-C kills it; returns the function that forgets it. */
+export function track(child: ChildProcess): () => void {
+  live.add(child)
+  return () => { live.delete(child) }
+}
 
 /** Kills every child still running (used on a crash or on Ctrl-C). */
 export function killAllChildren(): void {
@@ -40,6 +48,7 @@ export function freePort(): Promise<number> {
 
 export interface ServerHandle {
   readonly label: string
+  readonly pid: number
   readonly baseUrl: string
   /** Set when the process exited before stop() was called. */
   unexpectedExit(): string | undefined
@@ -74,6 +83,7 @@ export async function startServer(label: string, script: string, args: readonly 
 
   const handle: ServerHandle = {
     label,
+    pid: child.pid ?? -1,
     baseUrl,
     unexpectedExit: () => (!stopping && exitInfo !== undefined ? `${exitInfo}\n--- ${label} output ---\n${output}` : undefined),
     async stop() {
@@ -112,4 +122,44 @@ export async function startServer(label: string, script: string, args: readonly 
     }
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
+}
+
+/** VmRSS (resident now) and VmHWM (peak resident since start) of a running process, in KiB, from /proc. */
+export async function memoryOf(pid: number): Promise<{ rssKiB: number, peakKiB: number }> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8')
+  const field = (name: string): number => {
+    const m = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)
+    if (!m) throw new Error(`/proc/${pid}/status has no ${name}`)
+    return Number(m[1])
+  }
+  return { rssKiB: field('VmRSS'), peakKiB: field('VmHWM') }
+}
+
+const TIME = '/usr/bin/time'
+
+/**
+ * Runs `node <script> ...args` to completion like runNode, under /usr/bin/time -f %M when it exists,
+ * and returns the wall time and the process's peak RSS (KiB; undefined without /usr/bin/time).
+ */
+export async function runNodeMeasured(script: string, args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number,
+  rssFile: string): Promise<{ ms: number, peakKiB: number | undefined }> {
+  const useTime = existsSync(TIME)
+  const [command, argv] = useTime
+    ? [TIME, ['-f', '%M', '-o', rssFile, process.execPath, script, ...args]]
+    : [process.execPath, [script, ...args]]
+  const started = performance.now()
+  await new Promise<void>((resolve, reject) => {
+    const child = execFile(command, argv, { env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024 },
+      (err, _stdout, stderr) => {
+        live.delete(child)
+        if (err) reject(new Error(`node ${[script, ...args].join(' ')} failed: ${err.message}\n${stderr}`))
+        else resolve()
+      })
+    live.add(child)
+  })
+  const ms = performance.now() - started
+  if (!useTime) return { ms, peakKiB: undefined }
+  const peakKiB = Number((await readFile(rssFile, 'utf8')).trim().split('\n').pop())
+  await rm(rssFile, { force: true })
+  return { ms, peakKiB: Number.isFinite(peakKiB) ? peakKiB : undefined }
 }

@@ -1,4 +1,4 @@
-// Test data, starting the service / bare server for one run, and checking they answer correctly before load.
+// Test data, starting the service / the ceilings (bare node:http, minimal Fastify) for one run, and checking they answer correctly before load.
 import { randomBytes } from 'node:crypto'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -14,6 +14,8 @@ export interface Dataset {
   items: Item[]
   /** JSON file in the `import inventory` format. */
   file: string
+  /** The same entries as a CSV file (header petId,quantity,status), when asked for. */
+  csvFile?: string
   /** JSON.stringify of the items sorted by petId: what GET /v1/inventory should return. */
   expectedBody: Buffer
 }
@@ -27,10 +29,14 @@ export interface Running {
 
 const READY_PATH = '/v1/openapi.json'
 const STATUSES = ['available', 'pending', 'sold'] as const
-const BARE_SCRIPT = fileURLToPath(new URL('./bare-server.js', import.meta.url))
+const CEILING_SCRIPTS = {
+  bare: fileURLToPath(new URL('./bare-server.js', import.meta.url)),
+  fastify: fileURLToPath(new URL('./fastify-server.js', import.meta.url)),
+} as const
+export type Ceiling = keyof typeof CEILING_SCRIPTS
 
 /** Deterministic inventory: pets FIRST_PET_ID.., pseudo-random quantities and statuses. */
-export async function makeDataset(dir: string, size: number): Promise<Dataset> {
+export async function makeDataset(dir: string, size: number, withCsv = false): Promise<Dataset> {
   let seed = 0x2545f491 ^ size
   const next = (): number => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return seed }
   const items: Item[] = []
@@ -38,21 +44,42 @@ export async function makeDataset(dir: string, size: number): Promise<Dataset> {
     items.push({ petId: FIRST_PET_ID + i, quantity: next() % 100_000, status: STATUSES[next() % 3] ?? 'available' })
   }
   const file = join(dir, `inventory-${size}.json`)
-  await writeFile(file, JSON.stringify(items))
-  return { items, file, expectedBody: Buffer.from(JSON.stringify(items)) }
+  const json = JSON.stringify(items)
+  await writeFile(file, json)
+  const dataset: Dataset = { items, file, expectedBody: Buffer.from(json) }
+  if (withCsv) {
+    dataset.csvFile = join(dir, `inventory-${size}.csv`)
+    await writeFile(dataset.csvFile, 'petId,quantity,status\n' + items.map((i) => `${i.petId},${i.quantity},${i.status}\n`).join(''))
+  }
+  return dataset
+}
+
+/** The service's environment for one database: one process (no cluster), warnings only in its log. */
+export function serviceEnv(url: string): NodeJS.ProcessEnv {
+  return { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn', WORKERS: '1' }
+}
+
+/** `keys create`; returns the token it printed. */
+export async function createKey(cli: string, env: NodeJS.ProcessEnv): Promise<string> {
+  const token = (await runNode(cli, ['keys', 'create', '--name', 'bench'], env, CLI_TIMEOUT_MS)).trim()
+  if (token === '' || /\s/.test(token)) throw new Error(`keys create printed ${JSON.stringify(token)}, expected a token alone`)
+  return token
+}
+
+/** `cli.js serve` on a free port of 127.0.0.1, once it answers. */
+export async function serve(cli: string, backend: Backend, env: NodeJS.ProcessEnv): Promise<ServerHandle> {
+  const port = await freePort()
+  return startServer(`service/${backend.name}`, cli, ['serve'], { ...env, PORT: String(port), HOST }, port, READY_PATH)
 }
 
 /** Fresh database, API key, inventory import, then `cli.js serve` until ready. */
 export async function startService(cli: string, backend: Backend, dataset: Dataset, label: string): Promise<Running> {
   const db = await backend.createDatabase(label)
   try {
-    const env = { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'warn' }
-    const token = (await runNode(cli, ['keys', 'create', '--name', 'bench'], env, CLI_TIMEOUT_MS)).trim()
-    if (token === '' || /\s/.test(token)) throw new Error(`keys create printed ${JSON.stringify(token)}, expected a token alone`)
+    const env = serviceEnv(db.url)
+    const token = await createKey(cli, env)
     await runNode(cli, ['import', 'inventory', dataset.file], env, CLI_TIMEOUT_MS)
-    const port = await freePort()
-    const server = await startServer(`service/${backend.name}`, cli, ['serve'],
-      { ...env, PORT: String(port), HOST }, port, READY_PATH)
+    const server = await serve(cli, backend, env)
     return { server, token, stop: async () => { try { await server.stop() } finally { await db.dispose() } } }
   } catch (err) {
     await db.dispose()
@@ -60,8 +87,8 @@ export async function startService(cli: string, backend: Backend, dataset: Datas
   }
 }
 
-/** bench/bare-server.js serving `dataset`, answering GET with `body` bytes (default: dataset.expectedBody). */
-export async function startBare(dataset: Dataset, dir: string, body: Buffer | undefined): Promise<Running> {
+/** bench/bare-server.js or bench/fastify-server.js serving `dataset`, answering GET with `body` bytes (default: dataset.expectedBody). */
+export async function startCeiling(kind: Ceiling, dataset: Dataset, dir: string, body: Buffer | undefined): Promise<Running> {
   const token = randomBytes(24).toString('base64url')
   const env: NodeJS.ProcessEnv = { ...process.env, HOST, BARE_TOKEN: token, BARE_INVENTORY: dataset.file }
   if (body !== undefined) {
@@ -69,13 +96,24 @@ export async function startBare(dataset: Dataset, dir: string, body: Buffer | un
     await writeFile(env['BARE_BODY'], body)
   }
   const port = await freePort()
-  const server = await startServer('bare', BARE_SCRIPT, [], { ...env, PORT: String(port) }, port, READY_PATH)
+  const server = await startServer(kind, CEILING_SCRIPTS[kind], [], { ...env, PORT: String(port) }, port, READY_PATH)
   return { server, token, stop: () => server.stop() }
 }
 
 function pick(value: unknown): unknown {
   if (!Array.isArray(value)) return value
   return value.map((v: Partial<Item>) => ({ petId: v.petId, quantity: v.quantity, status: v.status }))
+}
+
+/** True when a parsed list body holds exactly `items`, in order (a loop: fast enough for 1,000,000). */
+export function sameItems(value: unknown, items: readonly Item[]): boolean {
+  if (!Array.isArray(value) || value.length !== items.length) return false
+  for (let i = 0; i < items.length; i++) {
+    const v = value[i] as Partial<Item> | undefined
+    const e = items[i]
+    if (v?.petId !== e?.petId || v?.quantity !== e?.quantity || v?.status !== e?.status) return false
+  }
+  return true
 }
 
 /** GET /v1/inventory once; throws unless it is 200 with exactly the dataset. Returns the body bytes. */
@@ -85,7 +123,7 @@ export async function checkGet(running: Running, dataset: Dataset): Promise<Buff
   })
   const body = Buffer.from(await res.arrayBuffer())
   if (res.status !== 200) throw new Error(`${running.server.label}: GET /v1/inventory -> ${res.status}: ${body.toString().slice(0, 300)}`)
-  if (!isDeepStrictEqual(pick(JSON.parse(body.toString('utf8'))), dataset.items)) {
+  if (!sameItems(JSON.parse(body.toString('utf8')), dataset.items)) {
     throw new Error(`${running.server.label}: GET /v1/inventory did not return the imported inventory`)
   }
   return body

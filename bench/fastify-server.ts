@@ -1,0 +1,66 @@
+// Ceiling: a minimal Fastify 5 app doing the benchmarked jobs from memory, run as its own process.
+// Same job and same env as bare-server.ts: an onRequest hook checks the bearer token (a string
+// comparison), GET /v1/inventory sends precomputed bytes, PATCH updates an in-memory Map. No logger,
+// no schemas: Fastify's routing, hooks, JSON body parser and reply are what it adds over node:http.
+// Env: PORT, HOST, BARE_TOKEN, BARE_INVENTORY, BARE_BODY (optional), as for bare-server.ts.
+import Fastify from 'fastify'
+import { readFileSync } from 'node:fs'
+
+interface Item { petId: number, quantity: number, status: string }
+
+function required(name: string): string {
+  const value = process.env[name]
+  if (value === undefined || value === '') throw new Error(`fastify-server: env ${name} is required`)
+  return value
+}
+
+const port = Number(required('PORT'))
+const host = process.env['HOST'] ?? '127.0.0.1'
+const expectedAuth = `Bearer ${required('BARE_TOKEN')}`
+const items = (JSON.parse(readFileSync(required('BARE_INVENTORY'), 'utf8')) as Item[])
+  .map(({ petId, quantity, status }) => ({ petId, quantity, status }))
+  .sort((a, b) => a.petId - b.petId)
+const bodyFile = process.env['BARE_BODY']
+const listBody: Buffer = bodyFile ? readFileSync(bodyFile) : Buffer.from(JSON.stringify(items))
+const byId = new Map<number, Item>(items.map((item) => [item.petId, item]))
+
+const JSON_TYPE = 'application/json; charset=utf-8'
+const MAX_QUANTITY = 2_147_483_647
+const READY_PATH = '/v1/openapi.json'
+
+const app = Fastify({ logger: false, forceCloseConnections: true })
+
+app.addHook('onRequest', async (request, reply) => {
+  if (request.url === READY_PATH) return
+  if (request.headers.authorization !== expectedAuth) {
+    await reply.code(401).send({ statusCode: 401, error: 'Unauthorized', message: 'Unauthorized' })
+  }
+})
+
+app.get(READY_PATH, async () => ({})) // readiness probe, same path as the service's
+
+app.get('/v1/inventory', (_request, reply) => {
+  void reply.header('content-type', JSON_TYPE).send(listBody)
+})
+
+app.patch<{ Params: { petId: string }, Body: { quantity?: unknown } | null }>('/v1/inventory/:petId', (request, reply) => {
+  const petId = Number(request.params.petId)
+  const quantity = request.body?.quantity
+  if (typeof quantity !== 'number' || !Number.isInteger(quantity) || quantity < 0 || quantity > MAX_QUANTITY) {
+    void reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: 'Bad Request' })
+    return
+  }
+  const item = byId.get(petId)
+  if (item === undefined) {
+    void reply.code(404).send({ statusCode: 404, error: 'Not Found', message: 'Not Found' })
+    return
+  }
+  const updated = { petId, quantity, status: item.status }
+  byId.set(petId, updated)
+  void reply.send(updated)
+})
+
+await app.listen({ port, host })
+process.once('SIGTERM', () => {
+  app.close().then(() => process.exit(0), () => process.exit(1))
+})

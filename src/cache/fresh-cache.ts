@@ -30,8 +30,25 @@ export class FreshCache {
     this.verifiedKeys = new VersionedLru(options.maxVerifiedKeys ?? MAX_VERIFIED_KEYS)
   }
 
-  /** The counters for one request, read before anything it serves (one database round trip). */
+  /**
+   * The counters for one request, read before anything it serves. Requests that arrive in the same
+   * turn of the event loop share one read, which starts after all of them arrived (on the next
+   * turn): a read that starts after a request arrived is current for it. A request arriving once the
+   * read has started waits for the next one. On SQLite that saves a read transaction per request;
+   * on PostgreSQL a round trip.
+   */
   versions(): Promise<Versions> {
-    return this.storage.versions()
+    if (!this.nextRead) {
+      let settle!: { resolve: (v: Versions) => void; reject: (e: unknown) => void }
+      const promise = new Promise<Versions>((resolve, reject) => (settle = { resolve, reject }))
+      this.nextRead = promise
+      setImmediate(() => {
+        this.nextRead = undefined
+        this.storage.versions().then(settle.resolve, settle.reject)
+      })
+    }
+    return this.nextRead
   }
+
+  private nextRead: Promise<Versions> | undefined
 }

@@ -48,7 +48,12 @@ export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> 
         const started = performance.now()
         const body = await buildListBody(inventory)
         // For operators watching what a write costs the readers: one line per rebuild, not per request.
-        request.log.debug({ version, entries: body.entries, bytes: body.length, ms: Math.round(performance.now() - started) }, 'inventory list built')
+        const { rss, heapUsed, external } = process.memoryUsage()
+        const mib = (n: number) => Math.round(n / 1048576)
+        request.log.debug(
+          { version, entries: body.entries, bytes: body.length, ms: Math.round(performance.now() - started), rssMiB: mib(rss), heapMiB: mib(heapUsed), externalMiB: mib(external) },
+          'inventory list built',
+        )
         return body
       })
       return sendRepresentation(request, reply, list.chunks, list.tag)

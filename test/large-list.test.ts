@@ -29,6 +29,11 @@ for (const backend of BACKENDS) {
         headers: { 'if-none-match': res.headers.get('etag')! },
       })
       assert.equal(again.status, 304)
+      const head = await suite.server.request('HEAD', '/v1/inventory', { token: suite.token })
+      assert.equal(head.status, 200)
+      assert.equal(head.text, '')
+      assert.equal(head.headers.get('etag'), res.headers.get('etag'))
+      assert.equal(head.headers.get('content-length'), res.headers.get('content-length'))
     })
 
     // Each round writes a late page's pet, then an early page's pet, to the same value. A list read

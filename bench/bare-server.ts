@@ -1,30 +1,9 @@
 // Baseline: a bare node:http server doing the benchmarked jobs from memory, run as its own process.
-// Env: PORT, HOST, BARE_TOKEN (API token), BARE_INVENTORY (JSON array file),
-// BARE_BODY (optional file holding the exact GET /v1/inventory response bytes; else JSON.stringify of the sorted items).
+// Env: see ceiling-job.ts, which it shares with fastify-server.ts.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import { readFileSync } from 'node:fs'
+import { JSON_TYPE, MAX_QUANTITY, byId, expectedAuth, host, listBody, port } from './ceiling-job.js'
 
-interface Item { petId: number, quantity: number, status: string }
-
-function required(name: string): string {
-  const value = process.env[name]
-  if (value === undefined || value === '') throw new Error(`bare-server: env ${name} is required`)
-  return value
-}
-
-const port = Number(required('PORT'))
-const host = process.env['HOST'] ?? '127.0.0.1'
-const expectedAuth = `Bearer ${required('BARE_TOKEN')}`
-const items = (JSON.parse(readFileSync(required('BARE_INVENTORY'), 'utf8')) as Item[])
-  .map(({ petId, quantity, status }) => ({ petId, quantity, status }))
-  .sort((a, b) => a.petId - b.petId)
-const bodyFile = process.env['BARE_BODY']
-const listBody: Buffer = bodyFile ? readFileSync(bodyFile) : Buffer.from(JSON.stringify(items))
-const byId = new Map<number, Item>(items.map((item) => [item.petId, item]))
-
-const JSON_TYPE = 'application/json; charset=utf-8'
 const PATCH_PATH = /^\/v1\/inventory\/(\d+)$/
-const MAX_QUANTITY = 2_147_483_647
 
 function send(res: ServerResponse, status: number, body: string | Buffer): void {
   res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body) })

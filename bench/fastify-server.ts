@@ -2,30 +2,10 @@
 // Same job and same env as bare-server.ts: an onRequest hook checks the bearer token (a string
 // comparison), GET /v1/inventory sends precomputed bytes, PATCH updates an in-memory Map. No logger,
 // no schemas: Fastify's routing, hooks, JSON body parser and reply are what it adds over node:http.
-// Env: PORT, HOST, BARE_TOKEN, BARE_INVENTORY, BARE_BODY (optional), as for bare-server.ts.
+// Env: see ceiling-job.ts.
 import Fastify from 'fastify'
-import { readFileSync } from 'node:fs'
+import { JSON_TYPE, MAX_QUANTITY, byId, expectedAuth, host, listBody, port } from './ceiling-job.js'
 
-interface Item { petId: number, quantity: number, status: string }
-
-function required(name: string): string {
-  const value = process.env[name]
-  if (value === undefined || value === '') throw new Error(`fastify-server: env ${name} is required`)
-  return value
-}
-
-const port = Number(required('PORT'))
-const host = process.env['HOST'] ?? '127.0.0.1'
-const expectedAuth = `Bearer ${required('BARE_TOKEN')}`
-const items = (JSON.parse(readFileSync(required('BARE_INVENTORY'), 'utf8')) as Item[])
-  .map(({ petId, quantity, status }) => ({ petId, quantity, status }))
-  .sort((a, b) => a.petId - b.petId)
-const bodyFile = process.env['BARE_BODY']
-const listBody: Buffer = bodyFile ? readFileSync(bodyFile) : Buffer.from(JSON.stringify(items))
-const byId = new Map<number, Item>(items.map((item) => [item.petId, item]))
-
-const JSON_TYPE = 'application/json; charset=utf-8'
-const MAX_QUANTITY = 2_147_483_647
 const READY_PATH = '/v1/openapi.json'
 
 const app = Fastify({ logger: false, forceCloseConnections: true })

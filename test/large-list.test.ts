@@ -1,11 +1,43 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { entityTag } from '../src/http/entity-tags.js'
-import { BACKENDS, useSuite } from './helpers.js'
+import { readdirSync, readlinkSync } from 'node:fs'
+import { request } from 'node:http'
+import { BACKENDS, sqliteDatabase, useSuite, type TestServer } from './helpers.js'
 
-// Enough entries for several pages (2,000 each) and a body over 1 MiB, which is streamed in pieces.
+// Enough entries for several pages (2,000 each) and a body over 1 MiB, which is kept in a spool file.
 const PETS = 30_000
 const HIGH = PETS - 7
+
+/** The spool files the server process holds open (unlinked temporary files, see src/cache/spool.ts). */
+function openSpools(server: TestServer): string[] {
+  const fds = `/proc/${server.child.pid}/fd`
+  return readdirSync(fds)
+    .map((fd) => {
+      try {
+        return readlinkSync(`${fds}/${fd}`)
+      } catch {
+        return ''
+      }
+    })
+    .filter((target) => target.includes('petstore-spool-'))
+}
+
+/** Starts a GET of the list and drops the connection once the first bytes of the body arrived. */
+function abandonList(server: TestServer, token: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${server.baseUrl}/v1/inventory`, { headers: { authorization: `Bearer ${token}` } }, (res) => {
+      res.once('data', () => {
+        req.destroy()
+        resolve()
+      })
+    })
+    req.once('error', (error) => (req.destroyed ? resolve() : reject(error)))
+    req.end()
+  })
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 for (const backend of BACKENDS) {
   describe(`a list of ${PETS} entries (${backend.name})`, () => {
@@ -63,5 +95,43 @@ for (const backend of BACKENDS) {
       const last = await list()
       assert.deepEqual([last.body[0].quantity, last.body[HIGH - 1].quantity], [60, 60])
     })
+
+    test('When clients drop the list halfway and the list changes, then the server holds only the current list\'s spool file', async () => {
+      for (let round = 1; round <= 3; round++) {
+        await Promise.all([abandonList(suite.server, suite.token), abandonList(suite.server, suite.token)])
+        assert.equal((await patch(2, 1000 + round)).status, 200)
+      }
+      const res = await list()
+      assert.equal(res.status, 200)
+      assert.equal(res.body[1].quantity, 1003)
+      // A dropped response's stream is destroyed asynchronously: give it a bounded moment.
+      for (let i = 0; i < 100 && openSpools(suite.server).length > 1; i++) await sleep(20)
+      const spools = openSpools(suite.server)
+      assert.equal(spools.length, 1, spools.join(', '))
+      assert.match(spools[0]!, /\(deleted\)$/, 'unlinked: nothing is left on disk if the process dies')
+    })
   })
 }
+
+describe(`a list of ${PETS} entries where no spool file can be made`, () => {
+  const suite = useSuite({ name: 'sqlite', create: async () => sqliteDatabase() }, {
+    seed: Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: i % 5, status: 'available' })),
+    env: { TMPDIR: '/nonexistent/petstore-tmp' },
+  })
+
+  test('When TMPDIR cannot be written, then the list is served from memory, exactly, and the server says why once', async () => {
+    for (let i = 0; i < 2; i++) {
+      const res = await suite.server.request('GET', '/v1/inventory', { token: suite.token })
+      assert.equal(res.status, 200)
+      assert.equal(res.body.length, PETS)
+      assert.equal(res.body[PETS - 1].quantity, (PETS - 1) % 5)
+      assert.equal(res.headers.get('etag'), entityTag(res.text))
+      assert.equal(Number(res.headers.get('content-length')), Buffer.byteLength(res.text))
+      const patched = await suite.server.request('PATCH', '/v1/inventory/1', { token: suite.token, body: { quantity: 50 + i } })
+      assert.equal(patched.status, 200)
+    }
+    const warnings = suite.server.logs().filter((l) => String(l.msg).startsWith('cannot create a spool file'))
+    assert.equal(warnings.length, 1)
+    assert.deepEqual(openSpools(suite.server), [])
+  })
+})

@@ -1,4 +1,4 @@
-import type { ListBody } from '../inventory/list-body.js'
+import { releaseListBody, type ListBody } from '../inventory/list-body.js'
 import type { Storage, Versions } from '../storage/storage.js'
 import { VersionedLru, VersionedValue } from './versioned.js'
 
@@ -19,7 +19,7 @@ const MAX_VERIFIED_KEYS = 10_000
  */
 export class FreshCache {
   /** The serialized inventory list and its entity tag, under the inventory counter. */
-  readonly inventoryList = new VersionedValue<ListBody>()
+  readonly inventoryList = new VersionedValue<ListBody>(releaseListBody)
   /** Key id per verified token, under the keys counter (a key made or revoked moves it). */
   readonly verifiedKeys: VersionedLru<string, number>
 

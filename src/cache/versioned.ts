@@ -11,13 +11,18 @@ export class VersionedValue<T> {
   private current: { version: string; value: T } | undefined
   private readonly building = new Map<string, Promise<T>>()
 
+  /** `release` is called with a value once another has replaced it (to free what it holds). */
+  constructor(private readonly release: (value: T) => void = () => {}) {}
+
   async get(version: string, build: () => Promise<T>): Promise<T> {
     if (this.current?.version === version) return this.current.value
     let pending = this.building.get(version)
     if (!pending) {
       pending = build()
         .then((value) => {
+          const replaced = this.current
           this.current = { version, value }
+          if (replaced) this.release(replaced.value)
           return value
         })
         .finally(() => this.building.delete(version))

@@ -42,24 +42,35 @@ export const notModifiedResponse = {
   }),
 }
 
+/** Bytes that are streamed rather than held: each call of `stream()` reads them all from the start. */
+export interface ByteSource {
+  length: number
+  stream(): Readable
+}
+
 /**
  * Sends a JSON representation with its strong ETag; a GET (or HEAD) whose If-None-Match matches it
- * gets 304 and no body instead. A body in several pieces (a large list) is streamed from them, never
- * joined; its tag must then be given (a cached list keeps its tag with it).
+ * gets 304 and no body instead, and a byte source is then never read. A body in several pieces or
+ * in a byte source (a large list) is streamed, never joined; its tag must then be given (a cached
+ * list keeps its tag with it).
  */
 export function sendRepresentation(request: FastifyRequest, reply: FastifyReply, body: string | Buffer): FastifyReply
-export function sendRepresentation(request: FastifyRequest, reply: FastifyReply, body: Buffer[], tag: string): FastifyReply
+export function sendRepresentation(request: FastifyRequest, reply: FastifyReply, body: Buffer | Buffer[] | ByteSource, tag: string): FastifyReply
 export function sendRepresentation(
   request: FastifyRequest,
   reply: FastifyReply,
-  body: string | Buffer | Buffer[],
+  body: string | Buffer | Buffer[] | ByteSource,
   tag = entityTag(body as string | Buffer),
 ) {
   reply.header('etag', tag)
   const safe = request.method === 'GET' || request.method === 'HEAD'
   if (safe && noneMatch(request.headers['if-none-match'], tag)) return reply.code(304).send()
-  if (!Array.isArray(body)) return sendJsonText(reply, body)
-  if (body.length === 1) return sendJsonText(reply, body[0]!)
-  reply.header('content-length', body.reduce((n, b) => n + b.length, 0))
-  return sendJsonText(reply, Readable.from(body, { objectMode: false }))
+  if (typeof body === 'string' || Buffer.isBuffer(body)) return sendJsonText(reply, body)
+  if (Array.isArray(body) && body.length === 1) return sendJsonText(reply, body[0]!)
+  const length = Array.isArray(body) ? body.reduce((n, b) => n + b.length, 0) : body.length
+  reply.header('content-length', length)
+  // HEAD: Fastify would read a stream to its end only to discard it, and it keeps the length
+  // given above only for a stream, so an empty one stands in.
+  if (request.method === 'HEAD') return sendJsonText(reply, Readable.from([]))
+  return sendJsonText(reply, Array.isArray(body) ? Readable.from(body, { objectMode: false }) : body.stream())
 }

@@ -5,6 +5,7 @@ import { ETAG_HEADER, IfMatchHeaders, IfNoneMatchHeaders, notModifiedResponse, s
 import { writePrecondition } from './if-match.js'
 import { itemJson } from './inventory.json.js'
 import { buildListBody, type ListBody } from './list-body.js'
+import { Spool } from '../cache/spool.js'
 import { PetIdParamsSchema } from './inventory.schema.js'
 import type { InventoryService } from './inventory.service.js'
 import type { VersionedValue } from '../cache/versioned.js'
@@ -19,6 +20,14 @@ export interface InventoryRoutesOptions {
 
 /** The inventory area. Auth is added by the enclosing scope. */
 export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { inventory, list: listBody, requireIfMatch }) => {
+  // A large list is kept in a spool file; where none can be made (a read-only TMPDIR), in memory.
+  let spoolWarned = false
+  const makeSpool = () =>
+    Spool.create().catch((error: unknown) => {
+      if (!spoolWarned) app.log.warn({ err: error }, 'cannot create a spool file in TMPDIR; large lists are kept in memory')
+      spoolWarned = true
+      return undefined
+    })
 
   app.get(
     '/inventory',
@@ -46,17 +55,17 @@ export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> 
       const version = request.versions.inventory
       const list = await listBody.get(version, async () => {
         const started = performance.now()
-        const body = await buildListBody(inventory)
+        const body = await buildListBody(inventory, { spool: makeSpool })
         // For operators watching what a write costs the readers: one line per rebuild, not per request.
-        const { rss, heapUsed, external } = process.memoryUsage()
+        const { rss, heapTotal, heapUsed, external, arrayBuffers } = process.memoryUsage()
         const mib = (n: number) => Math.round(n / 1048576)
         request.log.debug(
-          { version, entries: body.entries, bytes: body.length, ms: Math.round(performance.now() - started), rssMiB: mib(rss), heapMiB: mib(heapUsed), externalMiB: mib(external) },
+          { version, entries: body.entries, bytes: body.length, ms: Math.round(performance.now() - started), rssMiB: mib(rss), heapMiB: mib(heapUsed), heapTotalMiB: mib(heapTotal), externalMiB: mib(external), arrayBuffersMiB: mib(arrayBuffers) },
           'inventory list built',
         )
         return body
       })
-      return sendRepresentation(request, reply, list.chunks, list.tag)
+      return sendRepresentation(request, reply, list.bytes, list.tag)
     },
   )
 

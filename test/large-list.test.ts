@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { entityTag } from '../src/http/entity-tags.js'
+import { itemJson } from '../src/inventory/inventory.json.js'
+import type { PetStatus } from '../src/inventory/inventory.schema.js'
 import { readdirSync, readlinkSync } from 'node:fs'
 import { request } from 'node:http'
 import { BACKENDS, sqliteDatabase, useSuite, type TestServer } from './helpers.js'
@@ -42,7 +44,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 for (const backend of BACKENDS) {
   describe(`a list of ${PETS} entries (${backend.name})`, () => {
     const suite = useSuite(backend, {
-      seed: Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: 0, status: 'available' })),
+      seed: Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: 0, status: ['available', 'pending', 'sold'][i % 3]! })),
     })
     const list = () => suite.server.request('GET', '/v1/inventory', { token: suite.token })
     const patch = (petId: number, quantity: number) =>
@@ -56,6 +58,9 @@ for (const backend of BACKENDS) {
       assert.equal(Number(res.headers.get('content-length')), Buffer.byteLength(res.text))
       assert.ok(Buffer.byteLength(res.text) > 1024 * 1024, 'large enough to be sent in pieces')
       assert.equal(res.headers.get('etag'), entityTag(res.text))
+      // Byte for byte what itemJson writes, on either backend (PostgreSQL writes the JSON itself).
+      const items = res.body as { petId: bigint; quantity: number; status: PetStatus }[]
+      assert.equal(res.text, `[${items.map(itemJson).join(',')}]`)
       const again = await suite.server.request('GET', '/v1/inventory', {
         token: suite.token,
         headers: { 'if-none-match': res.headers.get('etag')! },

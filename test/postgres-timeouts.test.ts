@@ -6,6 +6,28 @@ import { BACKENDS, seed, useResources, within } from './helpers.js'
 import { TcpProxy } from './tcp-proxy.js'
 
 const postgres = BACKENDS.find((b) => b.name === 'postgres')
+
+/** Storage reaching the database through a TcpProxy of the test's own; both closed after the describe. */
+function useProxiedStorage(timeoutMs: number) {
+  const opened: { proxy: TcpProxy; storage: PostgresStorage }[] = []
+  after(async () => {
+    for (const { proxy, storage } of opened) {
+      await storage.close()
+      await proxy.close()
+    }
+  })
+  return {
+    async proxied(url: string) {
+      const direct = new URL(url)
+      const proxy = await TcpProxy.start({ host: direct.hostname, port: Number(direct.port || 5432) })
+      const through = new URL(url)
+      through.port = String(proxy.port)
+      const storage = await PostgresStorage.open(through.toString(), { poolSize: 2, timeoutMs, migrationTimeoutMs: 10_000 })
+      opened.push({ proxy, storage })
+      return { proxy, storage }
+    },
+  }
+}
 // The key every petstore process takes while migrating (src/storage/postgres/migrate.ts).
 const MIGRATION_LOCK = 727_001
 
@@ -63,21 +85,14 @@ describe('PostgreSQL timeouts', { skip: !postgres && 'PostgreSQL is not reachabl
 
   describe('a write whose connection hangs', () => {
     const TIMEOUT_MS = 1000
+    const { proxied } = useProxiedStorage(TIMEOUT_MS)
     let proxy: TcpProxy
     let storage: PostgresStorage
-    after(async () => {
-      await storage?.close()
-      await proxy?.close()
-    })
 
     test('When a write hangs on the network, then it fails after one DB_TIMEOUT_MS (no ROLLBACK queued behind it) and the next write works', async () => {
       const database = await resources.database(postgres!)
       await seed(database.url, [{ petId: 1, quantity: 1, status: 'available' }])
-      const direct = new URL(database.url)
-      proxy = await TcpProxy.start({ host: direct.hostname, port: Number(direct.port || 5432) })
-      const proxied = new URL(database.url)
-      proxied.port = String(proxy.port)
-      storage = await PostgresStorage.open(proxied.toString(), { poolSize: 2, timeoutMs: TIMEOUT_MS, migrationTimeoutMs: 10_000 })
+      ;({ proxy, storage } = await proxied(database.url))
       assert.deepEqual(await storage.setQuantity(1n, 2), { petId: 1n, quantity: 2, status: 'available' })
 
       await proxy.blackhole()
@@ -92,6 +107,50 @@ describe('PostgreSQL timeouts', { skip: !postgres && 'PostgreSQL is not reachabl
         quantity: 4,
         status: 'available',
       })
+    })
+  })
+
+  describe('a listing whose connection fails midway', () => {
+    const TIMEOUT_MS = 1000
+    const PETS = 30_000
+    const { proxied } = useProxiedStorage(TIMEOUT_MS)
+    let proxy: TcpProxy
+    let storage: PostgresStorage
+
+    /** Reads the whole listing; `onFirstPiece` runs once, when the first piece has arrived. */
+    async function listing(onFirstPiece?: () => Promise<void>) {
+      const pieces: Buffer[] = []
+      let entries = 0
+      await storage.forEachInventoryJson(async (json, count) => {
+        if (pieces.length === 0) await onFirstPiece?.()
+        pieces.push(Buffer.from(json))
+        entries += count
+      })
+      return { text: Buffer.concat(pieces).toString(), entries }
+    }
+
+    test('When the network hangs or the database goes away during a listing, then it fails as unavailable, within DB_TIMEOUT_MS of the stall, and the next listing is whole', async () => {
+      const database = await resources.database(postgres!)
+      await seed(database.url, Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: i % 7, status: 'available' })))
+      ;({ proxy, storage } = await proxied(database.url))
+      const whole = await listing()
+      assert.equal(whole.entries, PETS)
+      assert.equal(JSON.parse(`[${whole.text}]`).length, PETS)
+
+      let stalledAt = 0
+      const stalled = listing(async () => {
+        await proxy.blackhole()
+        stalledAt = Date.now()
+      })
+      await assert.rejects(within(stalled, 10_000, 'the hung listing to fail'), { code: 'service_unavailable' })
+      const ms = Date.now() - stalledAt
+      assert.ok(ms < TIMEOUT_MS * 1.5, `the listing failed ${ms} ms after the network hung (DB_TIMEOUT_MS ${TIMEOUT_MS})`)
+      await proxy.restore()
+      assert.deepEqual(await within(listing(), 5000, 'a listing after the hang'), whole)
+
+      await assert.rejects(listing(() => proxy.cut()), { code: 'service_unavailable' })
+      await proxy.restore()
+      assert.deepEqual(await within(listing(), 5000, 'a listing after the outage'), whole)
     })
   })
 })

@@ -5,9 +5,9 @@ import type { ImportSource } from './import-file.js'
 export class InventoryService {
   constructor(private readonly storage: Storage) {}
 
-  /** Every entry, sorted by petId, in pages from one snapshot (see Storage.forEachInventoryPage). */
-  forEachPage(pageSize: number, onPage: (items: InventoryItem[]) => void | Promise<void>): Promise<void> {
-    return this.storage.forEachInventoryPage(pageSize, onPage)
+  /** Every entry as the list's JSON, in pieces from one snapshot (see Storage.forEachInventoryJson). */
+  forEachJsonPiece(onPiece: (json: Buffer, entries: number) => Promise<void>): Promise<void> {
+    return this.storage.forEachInventoryJson(onPiece)
   }
 
   async get(petId: bigint): Promise<InventoryItem> {

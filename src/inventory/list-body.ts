@@ -1,11 +1,8 @@
 import { Spool } from '../cache/spool.js'
 import { EntityTagger } from '../http/entity-tags.js'
 import type { ByteSource } from '../http/representation.js'
-import { itemJson } from './inventory.json.js'
 import type { InventoryService } from './inventory.service.js'
 
-/** Entries read and serialized per step: about 100 KB of JSON, a millisecond or two of work. */
-export const LIST_PAGE_SIZE = 2000
 /** A body up to this size is kept in memory as one buffer; a larger one goes to a spool file. */
 const IN_MEMORY_MAX = 1024 * 1024
 
@@ -19,16 +16,15 @@ export interface ListBody {
 }
 
 export interface BuildListOptions {
-  pageSize?: number
   /** Where a large body goes; resolves undefined when none can be made, and the body stays in memory. */
   spool?: () => Promise<Spool | undefined>
 }
 
 /**
- * Builds the list body a page at a time from one snapshot: each page is serialized on its own, and
- * the event loop runs between pages, so no single step grows with the inventory and a million
- * entries never stall the process. The tag is computed as the bytes are made. Past IN_MEMORY_MAX the
- * bytes go to a spool file page by page, so the heap holds one page at a time whatever the size.
+ * Builds the list body from one snapshot, in the bounded pieces storage reads it in, with the event
+ * loop running between them, so a million entries never stall the process. The tag is computed as
+ * the bytes come. Past IN_MEMORY_MAX the bytes go to a spool file piece by piece, so the heap holds
+ * one piece at a time whatever the size.
  */
 export async function buildListBody(inventory: InventoryService, options: BuildListOptions = {}): Promise<ListBody> {
   const makeSpool = options.spool ?? (() => Spool.create())
@@ -38,12 +34,13 @@ export async function buildListBody(inventory: InventoryService, options: BuildL
   let spoolTried = false
   let length = 0
   let entries = 0
-  const push = async (text: string) => {
-    const bytes = Buffer.from(text)
+  const push = async (bytes: Buffer) => {
     tagger.update(bytes)
     length += bytes.length
     if (spool) return spool.append(bytes)
-    chunks.push(bytes)
+    // Storage may reuse nothing it handed over, but a piece kept in memory is copied out of any
+    // larger buffer it is a view of, so that buffer is not kept alive with it.
+    chunks.push(bytes.byteOffset === 0 && bytes.length === bytes.buffer.byteLength ? bytes : Buffer.from(bytes))
     if (length <= IN_MEMORY_MAX || spoolTried) return
     spoolTried = true
     spool = await makeSpool()
@@ -52,12 +49,12 @@ export async function buildListBody(inventory: InventoryService, options: BuildL
     chunks = []
   }
   try {
-    await push('[')
-    await inventory.forEachPage(options.pageSize ?? LIST_PAGE_SIZE, async (items) => {
-      await push((entries === 0 ? '' : ',') + items.map(itemJson).join(','))
-      entries += items.length
+    await push(Buffer.from('['))
+    await inventory.forEachJsonPiece(async (json, count) => {
+      await push(json)
+      entries += count
     })
-    await push(']')
+    await push(Buffer.from(']'))
   } catch (error) {
     spool?.retire()
     throw error

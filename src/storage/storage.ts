@@ -65,11 +65,14 @@ export interface Storage {
    */
   versions(): Promise<Versions>
   /**
-   * Every entry, sorted by petId ascending, handed to `onPage` in pages of at most `pageSize`, all
-   * from one consistent snapshot taken after the call. Between pages the event loop runs, so a large
-   * inventory never stalls the process; the next page is read once `onPage` has returned.
+   * The whole inventory as the list's JSON without its brackets: every entry as `itemJson` writes it
+   * (src/inventory/inventory.json.ts), sorted by petId ascending, comma-separated, all from one
+   * consistent snapshot taken after the call. It is handed to `onPiece` in pieces of bounded size as
+   * it is read (an entry may span two), with the number of entries each piece completes; the next
+   * piece is read once `onPiece` has resolved, and the event loop runs between pieces, so a large
+   * inventory never stalls the process nor fills its memory.
    */
-  forEachInventoryPage(pageSize: number, onPage: (items: InventoryItem[]) => void | Promise<void>): Promise<void>
+  forEachInventoryJson(onPiece: (json: Buffer, entries: number) => Promise<void>): Promise<void>
   /** One entry, or undefined when the pet has none. */
   getInventoryItem(petId: bigint): Promise<InventoryItem | undefined>
   /**

@@ -1,9 +1,11 @@
 import pg from 'pg'
+import { to as copyTo } from 'pg-copy-streams'
 import { UnavailableError } from '../../errors.js'
 import type { PetStatus } from '../../inventory/inventory.schema.js'
 import { GroupCommit } from '../group-commit.js'
 import { DuplicatePetIdError, type ApiKey, type ImportRecord, type InventoryItem, type Precondition, type QuantityWrite, type Storage, type Versions, type WriteResult } from '../storage.js'
 import { migratePostgres } from './migrate.js'
+import { LIST_ENTRY_JSON } from '../list-entry-json.js'
 
 export interface PostgresOptions {
   /** Connections in this process's pool. */
@@ -60,6 +62,16 @@ type Run = <R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, value
 
 /** Rows copied from an import's staging table into the inventory per statement. */
 const IMPORT_PIECE = 10_000
+
+/** Replaces, in place, the newline ending each COPY row with the comma between entries; returns how many. */
+function newlinesToCommas(chunk: Buffer): number {
+  let count = 0
+  for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) {
+    chunk[i] = 44
+    count++
+  }
+  return count
+}
 
 const unavailable = () => new UnavailableError('The database is unavailable; retry shortly')
 
@@ -181,27 +193,66 @@ export class PostgresStorage implements Storage {
   }
 
   /**
-   * Pages by keyset, in one REPEATABLE READ transaction, so every page comes from one snapshot.
-   * Each statement is bounded by timeoutMs; the listing as a whole is not (it grows with the data).
+   * One COPY of one SELECT, so one snapshot: PostgreSQL writes each entry's JSON (LIST_ENTRY_JSON)
+   * and streams it as raw bytes, which reach the caller as they arrive, never decoded into strings.
+   * COPY's text format ends every row with a newline (the JSON holds no character COPY would escape:
+   * numbers and a status from a closed set); newlines become the commas between entries, the last
+   * one is dropped. The stream pauses while `onPiece` works. The whole listing is bounded by
+   * DB_MIGRATION_TIMEOUT_MS, as an import is (it grows with the data), and a stall, by DB_TIMEOUT_MS
+   * without a byte, as any statement is.
    */
-  async forEachInventoryPage(pageSize: number, onPage: (items: InventoryItem[]) => void | Promise<void>): Promise<void> {
-    await this.withConnection(Number.POSITIVE_INFINITY, async (run) => {
-      await run('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
-      let after: string | undefined
-      for (;;) {
-        const rows = await run<{ pet_id: string; quantity: number; status: PetStatus }>(
-          // Ordered by the bigint column (i.pet_id), never by its text alias.
-          after === undefined
-            ? 'SELECT i.pet_id::text AS pet_id, i.quantity, i.status FROM inventory AS i ORDER BY i.pet_id LIMIT $1'
-            : 'SELECT i.pet_id::text AS pet_id, i.quantity, i.status FROM inventory AS i WHERE i.pet_id > $2::bigint ORDER BY i.pet_id LIMIT $1',
-          after === undefined ? [pageSize] : [pageSize, after],
-        )
-        if (rows.length > 0) await onPage(rows.map((r) => ({ petId: BigInt(r.pet_id), quantity: r.quantity, status: r.status })))
-        if (rows.length < pageSize) break
-        after = rows[rows.length - 1]!.pet_id
+  async forEachInventoryJson(onPiece: (json: Buffer, entries: number) => Promise<void>): Promise<void> {
+    const client = await this.connect(Date.now() + this.timeoutMs)
+    let failed: unknown
+    let pieceFailed = false
+    const pass = async (piece: Buffer, entries: number) => {
+      try {
+        await onPiece(piece, entries)
+      } catch (error) {
+        pieceFailed = true
+        throw error
       }
-      await run('COMMIT')
-    })
+    }
+    try {
+      await client.query({ text: `SET statement_timeout = ${this.bulkTimeoutMs}`, query_timeout: this.timeoutMs } as pg.QueryConfig)
+      const rows = client.query(copyTo(`COPY (SELECT ${LIST_ENTRY_JSON} FROM inventory ORDER BY pet_id) TO STDOUT`))
+      // A connection that fails mid-COPY reports it on the client (no pool listener while it is lent).
+      const onError = (error: Error) => rows.destroy(error)
+      client.on('error', onError)
+      let stall: NodeJS.Timeout | undefined
+      const watch = () => {
+        clearTimeout(stall)
+        stall = setTimeout(() => rows.destroy(unavailable()), this.timeoutMs)
+      }
+      try {
+        watch()
+        // Every piece is passed on once the next one has arrived, so that the last newline can be
+        // dropped. Newlines are replaced in place: the chunk is this stream's own bytes.
+        let held: Buffer | undefined
+        for await (const chunk of rows as AsyncIterable<Buffer>) {
+          clearTimeout(stall)
+          if (held) await pass(held, newlinesToCommas(held))
+          held = chunk
+          watch()
+        }
+        if (held) {
+          const entries = newlinesToCommas(held)
+          await pass(held.subarray(0, -1), entries)
+        }
+      } finally {
+        clearTimeout(stall)
+        client.off('error', onError)
+        if (!rows.readableEnded) rows.destroy()
+      }
+      await client.query({ text: 'RESET statement_timeout', query_timeout: this.timeoutMs } as pg.QueryConfig)
+    } catch (error) {
+      failed = error
+      if (pieceFailed) throw error
+      throw error instanceof UnavailableError ? error : classify(error)
+    } finally {
+      // A connection left mid-COPY, or hung, is destroyed, never reused.
+      client.release(failed === undefined ? undefined : failed instanceof Error ? failed : new Error('listing failed'))
+    }
   }
 
   async getInventoryItem(petId: bigint): Promise<InventoryItem | undefined> {

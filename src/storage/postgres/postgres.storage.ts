@@ -272,20 +272,27 @@ export class PostgresStorage implements Storage {
    * appears more than once the last value is stored, and each caller gets the entry as its own write
    * left it. Like every inventory writer, it locks the inventory_version row first (see
    * lockInventory), so no other writer can change a row between the reads and the update here.
+   * Without preconditions the whole batch is one call of set_inventory_quantities (migration 003).
    */
   private async commitQuantities(batch: QuantityWrite[], deadline: number): Promise<WriteResult[]> {
+    if (!batch.some((w) => w.precondition)) {
+      // One statement, committed on its own before the server answers: one round trip per batch.
+      const last = new Map(batch.map((w) => [w.petId, w.quantity]))
+      const rows = await this.withConnection(deadline, (run) =>
+        run<{ pet_id: string; status: PetStatus }>(
+          'SELECT pet_id::text AS pet_id, status FROM set_inventory_quantities($1::bigint[], $2::integer[])',
+          [[...last.keys()].map(String), [...last.values()]],
+        ),
+      )
+      const status = new Map(rows.map((r) => [BigInt(r.pet_id), r.status]))
+      return batch.map(({ petId, quantity }) => {
+        const s = status.get(petId)
+        return s ? { petId, quantity, status: s } : 'not_found'
+      })
+    }
     const ids = [...new Set(batch.map((w) => String(w.petId)))]
     return this.transaction(deadline, async (run) => {
       await lockInventory(run)
-      if (!batch.some((w) => w.precondition)) {
-        const last = new Map(batch.map((w) => [w.petId, w.quantity]))
-        const rows = await this.updateQuantities(run, last)
-        const status = new Map(rows.map((r) => [BigInt(r.pet_id), r.status]))
-        return batch.map(({ petId, quantity }) => {
-          const s = status.get(petId)
-          return s ? { petId, quantity, status: s } : 'not_found'
-        })
-      }
       // Preconditions are checked against each entry as the writes before it in the batch left it.
       const rows = await run<{ pet_id: string; quantity: number; status: PetStatus }>(
         'SELECT pet_id::text AS pet_id, quantity, status FROM inventory WHERE pet_id = ANY($1::bigint[])',

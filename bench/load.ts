@@ -2,7 +2,7 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { CONNECTIONS, LOAD_GRACE_MS, WRK_THREADS, WRK_TIMEOUT_SECONDS } from './config.js'
-import { track } from './procs.js'
+import { track, type CpuTime } from './procs.js'
 
 export interface LoadSpec {
   /** GET: the URL requested; PATCH: the server's /v1/inventory (patch.lua sets each request's path). */
@@ -24,6 +24,16 @@ export interface Measured {
   /** wrk's socket errors: connect + read + write + timeout. */
   errors: number
   errorDetail: string
+  /** Server process CPU time per completed request, in µs (undefined when /proc could not be read). */
+  cpuUserUs?: number
+  cpuSysUs?: number
+}
+
+/** The server's CPU time between two readings, divided by the requests wrk completed in between. */
+export function cpuPerRequest(before: CpuTime | undefined, after: CpuTime | undefined,
+  completed: number): Pick<Measured, 'cpuUserUs' | 'cpuSysUs'> {
+  if (before === undefined || after === undefined || completed <= 0) return {}
+  return { cpuUserUs: (after.userUs - before.userUs) / completed, cpuSysUs: (after.sysUs - before.sysUs) / completed }
 }
 
 /** Committed beside the sources; dist/bench/load.js -> bench/patch.lua. */

@@ -1,5 +1,5 @@
 // Child processes: one-shot CLI commands and long-running HTTP servers, all bounded in time.
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { readFile, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
@@ -133,6 +133,44 @@ export async function memoryOf(pid: number): Promise<{ rssKiB: number, peakKiB: 
     return Number(m[1])
   }
   return { rssKiB: field('VmRSS'), peakKiB: field('VmHWM') }
+}
+
+/** CPU time a process has used, in microseconds. */
+export interface CpuTime { userUs: number, sysUs: number }
+
+let clockTicks: number | undefined
+
+/** Clock ticks per second of /proc's times (`getconf CLK_TCK`, asked once; 100 if that fails). */
+function ticksPerSecond(): number {
+  if (clockTicks === undefined) {
+    let ticks = NaN
+    try {
+      ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8', timeout: 5_000 }).trim())
+    } catch {
+      // no getconf: Linux's USER_HZ is 100 on every common architecture
+    }
+    clockTicks = Number.isInteger(ticks) && ticks > 0 ? ticks : 100
+  }
+  return clockTicks
+}
+
+/**
+ * User and system CPU time a process has used so far (all its threads), in microseconds, from
+ * /proc/<pid>/stat fields 14 (utime) and 15 (stime); undefined when /proc cannot be read or parsed.
+ */
+export async function cpuTimeOf(pid: number): Promise<CpuTime | undefined> {
+  let stat: string
+  try {
+    stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+  } catch {
+    return undefined
+  }
+  // Field 2 (comm) is in parentheses and may hold spaces; fields from 3 on follow the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const [utime, stime] = [fields[14 - 3], fields[15 - 3]].map(Number)
+  if (utime === undefined || stime === undefined || !Number.isFinite(utime) || !Number.isFinite(stime)) return undefined
+  const us = 1e6 / ticksPerSecond()
+  return { userUs: utime * us, sysUs: stime * us }
 }
 
 const TIME = '/usr/bin/time'

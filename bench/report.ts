@@ -100,14 +100,22 @@ export function ratio(rows: readonly Row[], row: Row, ceiling: Ceiling): number 
 const num = (v: number | undefined, digits = 0): string => (v === undefined || Number.isNaN(v) ? '-' : v.toFixed(digits))
 const ms = (v: number): string => (v < 10 ? v.toFixed(2) : v.toFixed(1))
 
-const WRK_HEADERS = ['Scenario', 'Target', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx/3xx', 'socket errors', '÷ fastify', '÷ bare']
+/** Server CPU µs per request as `user + sys`, or '-' when /proc could not be read. */
+export function cpuText(m: Measured | undefined): string {
+  if (m?.cpuUserUs === undefined || m.cpuSysUs === undefined) return '-'
+  return `${m.cpuUserUs.toFixed(1)} + ${m.cpuSysUs.toFixed(1)}`
+}
+
+const WRK_HEADERS = [
+  'Scenario', 'Target', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req (user+sys)', 'non-2xx/3xx', 'socket errors', '÷ fastify', '÷ bare',
+]
 
 function wrkCells(rows: readonly Row[], row: Row): string[] {
   const m = row.measured
   const bad = rowProblem(row) !== undefined
   return [
     row.scenario, row.target, bad && !m ? 'INVALID' : num(m?.rps) + (bad ? ' (INVALID)' : ''),
-    m ? ms(m.p50) : '-', m ? ms(m.p99) : '-', num(m?.non2xx), num(m?.errors),
+    m ? ms(m.p50) : '-', m ? ms(m.p99) : '-', cpuText(m), num(m?.non2xx), num(m?.errors),
     num(ratio(rows, row, 'fastify'), 2), num(ratio(rows, row, 'bare'), 2),
   ]
 }
@@ -237,6 +245,8 @@ export function markdown(info: RunInfo, rows: readonly Row[], huge: readonly Hug
     '- Scenarios: get-100 / get-10000 = GET /v1/inventory with 100 / 10,000 entries; patch = PATCH /v1/inventory/{petId}' +
       ' with {"quantity": n}, the petId rotating over the 10,000 pets (bench/patch.lua); the service commits each PATCH durably, the ceilings keep it in memory',
     '- req/s is wrk\'s Requests/sec; p50/p99 from wrk --latency; ÷ fastify and ÷ bare are req/s ratios within this run',
+    '- server CPU µs/req (user+sys): the server process\'s utime and stime (all its threads; not PostgreSQL\'s, not wrk\'s) from' +
+      ' /proc/<pid>/stat, read just before and just after the measured run, divided by the requests wrk completed',
     '',
     `## Throughput and latency (wrk, ${info.connections} connections)`,
     '',

@@ -12,9 +12,9 @@ import {
   SMALL_INVENTORY, WARMUP_SECONDS, WRK_THREADS,
 } from './config.js'
 import { runHuge, type HugeResult } from './huge.js'
-import { runLoad, wrkVersion, type LoadSpec, type Measured } from './load.js'
-import { killAllChildren } from './procs.js'
-import { consoleReport, goals, loadAverage, machine, rowProblem, writeMarkdown, type Row, type RunInfo } from './report.js'
+import { cpuPerRequest, runLoad, wrkVersion, type LoadSpec, type Measured } from './load.js'
+import { cpuTimeOf, killAllChildren } from './procs.js'
+import { consoleReport, cpuText, goals, loadAverage, machine, rowProblem, writeMarkdown, type Row, type RunInfo } from './report.js'
 import { checkGet, checkPatch, makeDataset, startCeiling, startService, type Ceiling, type Dataset, type Running } from './targets.js'
 
 interface Scenario {
@@ -56,10 +56,13 @@ async function measure(scenario: Scenario, running: Running, dataset: Dataset): 
       log(`  warning: warm-up saw ${warm.non2xx} non-2xx/3xx and socket errors ${warm.errorDetail}`)
     }
   }
+  // Read around the measured run only, so the warm-up's JIT and cache filling are not counted.
+  const cpuBefore = await cpuTimeOf(running.server.pid)
   const measured = await runLoad(spec, DURATION_SECONDS)
+  const cpuAfter = await cpuTimeOf(running.server.pid)
   const died = running.server.unexpectedExit()
   if (died !== undefined) throw new Error(`${running.server.label} exited during the run: ${died}`)
-  return measured
+  return { ...measured, ...cpuPerRequest(cpuBefore, cpuAfter, measured.completed) }
 }
 
 /** Starts a target, checks one request, measures, always stops it. Failures land in the row. */
@@ -90,7 +93,10 @@ async function runTarget(row: Row, scenario: Scenario, dataset: Dataset, start: 
   }
   const problem = rowProblem(row)
   if (problem !== undefined) log(`  WARNING ${scenario.id} / ${row.target}: ${problem}`)
-  else if (row.measured) log(`  ${row.measured.rps.toFixed(0)} req/s, p50 ${row.measured.p50.toFixed(2)} ms, p99 ${row.measured.p99.toFixed(2)} ms`)
+  else if (row.measured) {
+    const m = row.measured
+    log(`  ${m.rps.toFixed(0)} req/s, p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms, server CPU ${cpuText(m)} µs/req (user+sys)`)
+  }
   return body
 }
 

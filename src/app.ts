@@ -4,13 +4,14 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
 import { requireApiKey } from './http/auth.js'
 import { ErrorSchema } from './http/error.schema.js'
+import { registerAdmission } from './http/admission.js'
 import { healthRoutes } from './http/health.routes.js'
+import { Lifecycle } from './http/lifecycle.js'
 import {
   handleClientError,
   handleError,
   methodNotAllowedForServedPaths,
   registerErrorHandling,
-  sendError,
 } from './http/errors.js'
 import { API_PREFIX, registerOpenApi } from './http/openapi.js'
 import { inventoryRoutes } from './inventory/inventory.routes.js'
@@ -31,6 +32,8 @@ const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
 export interface AppDeps {
   storage: Storage
   logger?: FastifyServerOptions['logger']
+  /** Shared with server.ts, which starts the drain on SIGTERM. */
+  lifecycle?: Lifecycle
 }
 
 /** Builds the whole HTTP application; never listens (server.ts does). */
@@ -49,8 +52,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
     },
     bodyLimit: BODY_LIMIT,
-    // A client gets 30 s to send a whole request (slow senders must not hold sockets forever): 408.
-    requestTimeout: 30_000,
+    // Slow or idle clients must not hold sockets forever. A client gets HEADERS_TIMEOUT_MS to send its
+    // headers and REQUEST_TIMEOUT_MS for the whole request (408 past either); an idle keep-alive
+    // connection lasts KEEP_ALIVE_TIMEOUT_MS, longer than a load balancer's idle timeout, so the
+    // balancer, not the service, closes it (no request lost in the race). Node enforces the first two
+    // only every connectionsCheckingInterval (30 s by default): 1 s here, so the bounds hold to the second.
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: 1000,
+      maxHeaderSize: config.maxHeaderBytes,
+    },
     return503OnClosing: false,
     // A long petId must reach the validator (400), not fall out of the router as a 404.
     routerOptions: { maxParamLength: 8192 },
@@ -67,32 +81,23 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   app.removeContentTypeParser('text/plain')
 
-  let closing = false
-  app.addHook('preClose', async () => {
-    closing = true
-  })
-  app.addHook('onRequest', async (_request, reply) => {
-    if (closing) {
-      return sendError(reply, 'service_unavailable', 'The service is shutting down; retry on another instance')
-    }
-  })
-  app.addHook('onSend', async (request, reply) => {
-    reply.header('x-request-id', request.id)
-    // Responses finishing during shutdown close their connection; an idle keep-alive connection
-    // would otherwise hold the server open until its keep-alive timeout.
-    if (closing) reply.header('connection', 'close')
-  })
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
-      'request',
-    )
-  })
+  const lifecycle = deps.lifecycle ?? new Lifecycle()
+  await registerAdmission(app, config, lifecycle)
+  // One log line per request, at info; below that level the hook is not even registered.
+  if (['trace', 'debug', 'info'].includes(app.log.level)) {
+    app.addHook('onResponse', (request, reply, done) => {
+      request.log.info(
+        { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+        'request',
+      )
+      done()
+    })
+  }
 
   registerErrorHandling(app)
   const registerMethodNotAllowed = methodNotAllowedForServedPaths(app)
   await registerOpenApi(app, config)
-  await app.register(healthRoutes, { storage: deps.storage })
+  await app.register(healthRoutes, { storage: deps.storage, lifecycle })
 
   const inventory = new InventoryService(deps.storage)
   const cache = new FreshCache(deps.storage)

@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster'
 import { pino } from 'pino'
 import type { Config } from './config.js'
 
-/** What the primary sends a worker to make it shut down gracefully. */
+/** What the primary sends a worker (`{ type, signal }`) to make it shut down gracefully, as on that signal. */
 export const SHUTDOWN_MESSAGE = 'petstore:shutdown'
 
 /**
@@ -79,9 +79,9 @@ export function runPrimary(config: Config, workers: number): Promise<void> {
       pending.clear()
       for (const worker of startedAt.keys()) {
         try {
-          worker.send(SHUTDOWN_MESSAGE)
+          worker.send({ type: SHUTDOWN_MESSAGE, signal })
         } catch {
-          worker.process.kill('SIGTERM')
+          worker.process.kill(signal)
         }
       }
       // Every worker may already be dead, waiting to be replaced.

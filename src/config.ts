@@ -13,6 +13,18 @@ export interface Config {
   dbTimeoutMs: number
   dbMigrationTimeoutMs: number
   shutdownGraceMs: number
+  /** On SIGTERM: how long the service keeps serving (readiness failed, Connection: close) before it stops listening. */
+  shutdownDrainMs: number
+  headersTimeoutMs: number
+  requestTimeoutMs: number
+  keepAliveTimeoutMs: number
+  maxHeaderBytes: number
+  maxConnections: number
+  maxInFlight: number
+  /** Load shedding: mean event-loop delay (ms) past which new requests get 503; 0 turns it off. */
+  shedEventLoopDelayMs: number
+  /** Load shedding: event-loop utilization (0–1) past which new requests get 503; 0 turns it off. */
+  shedEventLoopUtilization: number
   /** PATCH without If-Match is refused (428), so no client can overwrite a change it has not seen. */
   requireIfMatch: boolean
   logLevel: (typeof LOG_LEVELS)[number]
@@ -95,6 +107,60 @@ const VARIABLES: Record<string, Variable> = {
     schema: Type.Integer({ minimum: 1000, maximum: 86_400_000 }),
     default: (config) => String(Math.max(10_000, minimumGraceMs(config.dbTimeoutMs ?? 5000))),
   },
+  SHUTDOWN_DRAIN_MS: {
+    key: 'shutdownDrainMs',
+    allowed: 'an integer from 0 to 600000 (milliseconds)',
+    schema: Type.Integer({ minimum: 0, maximum: 600_000 }),
+    default: () => '5000',
+  },
+  HEADERS_TIMEOUT_MS: {
+    key: 'headersTimeoutMs',
+    allowed: 'an integer from 1000 to 600000 (milliseconds), at most REQUEST_TIMEOUT_MS',
+    schema: Type.Integer({ minimum: 1000, maximum: 600_000 }),
+    default: () => '10000',
+  },
+  REQUEST_TIMEOUT_MS: {
+    key: 'requestTimeoutMs',
+    allowed: 'an integer from 1000 to 3600000 (milliseconds)',
+    schema: Type.Integer({ minimum: 1000, maximum: 3_600_000 }),
+    default: () => '30000',
+  },
+  KEEP_ALIVE_TIMEOUT_MS: {
+    key: 'keepAliveTimeoutMs',
+    allowed: 'an integer from 1000 to 3600000 (milliseconds)',
+    schema: Type.Integer({ minimum: 1000, maximum: 3_600_000 }),
+    default: () => '72000',
+  },
+  MAX_HEADER_BYTES: {
+    key: 'maxHeaderBytes',
+    allowed: 'an integer from 1024 to 1048576 (bytes)',
+    schema: Type.Integer({ minimum: 1024, maximum: 1_048_576 }),
+    default: () => '16384',
+  },
+  MAX_CONNECTIONS: {
+    key: 'maxConnections',
+    allowed: 'an integer from 1 to 1000000 (open connections per process)',
+    schema: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+    default: () => '10000',
+  },
+  MAX_IN_FLIGHT: {
+    key: 'maxInFlight',
+    allowed: 'an integer from 1 to 1000000 (requests being handled at once per process)',
+    schema: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+    default: () => '1000',
+  },
+  LOAD_SHED_EVENT_LOOP_DELAY_MS: {
+    key: 'shedEventLoopDelayMs',
+    allowed: 'an integer from 0 to 60000 (milliseconds; 0 turns it off)',
+    schema: Type.Integer({ minimum: 0, maximum: 60_000 }),
+    default: () => '500',
+  },
+  LOAD_SHED_EVENT_LOOP_UTILIZATION: {
+    key: 'shedEventLoopUtilization',
+    allowed: 'a number from 0 to 1 (0 turns it off)',
+    schema: Type.Number({ minimum: 0, maximum: 1 }),
+    default: () => '0',
+  },
   REQUIRE_IF_MATCH: {
     key: 'requireIfMatch',
     allowed: 'true or false (true: a PATCH without If-Match is refused with 428)',
@@ -145,7 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     const raw = env[name]?.trim() || variable.default(config)
     const schema = variable.schema as { type?: string }
     const value =
-      schema.type === 'integer' && /^-?\d+$/.test(raw)
+      (schema.type === 'integer' && /^-?\d+$/.test(raw)) || (schema.type === 'number' && /^-?(\d+\.?\d*|\.\d+)$/.test(raw))
         ? Number(raw)
         : schema.type === 'boolean' && (raw === 'true' || raw === 'false')
           ? raw === 'true'
@@ -160,6 +226,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     problems.push(
       `SHUTDOWN_GRACE_MS=${JSON.stringify(String(config.shutdownGraceMs))} is invalid: expected at least ` +
         `${minimumGraceMs(config.dbTimeoutMs!)} (${REQUEST_DB_STEPS} × DB_TIMEOUT_MS + 1000), so requests waiting on the database finish before shutdown gives up`,
+    )
+  }
+  if (problems.length === 0 && config.headersTimeoutMs! > config.requestTimeoutMs!) {
+    problems.push(
+      `HEADERS_TIMEOUT_MS=${JSON.stringify(String(config.headersTimeoutMs))} is invalid: expected at most REQUEST_TIMEOUT_MS (${config.requestTimeoutMs}), which bounds the whole request, headers included`,
     )
   }
   if (problems.length > 0) throw new ConfigError(problems.join('\n'))

@@ -2,6 +2,7 @@ import closeWithGrace from 'close-with-grace'
 import cluster from 'node:cluster'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
+import { Lifecycle } from './http/lifecycle.js'
 import type { Config } from './config.js'
 import { KeysService } from './keys/keys.service.js'
 import { SHUTDOWN_MESSAGE, runPrimary } from './cluster.js'
@@ -39,30 +40,52 @@ async function printFirstKey(storage: Storage) {
 
 async function listen(config: Config, opened?: Storage): Promise<FastifyInstance> {
   const storage = opened ?? (await openStorage(config))
-  const app = await buildApp(config, { storage })
+  const lifecycle = new Lifecycle()
+  const app = await buildApp(config, { storage, lifecycle })
   app.addHook('onClose', () => storage.close())
+  app.addHook('preClose', (done) => {
+    app.log.info('closing the listener')
+    done()
+  })
 
   await app.listen({ port: config.port, host: config.host })
+  // Past this many open connections, new ones are closed as they arrive, before any request is read.
+  app.server.maxConnections = config.maxConnections
 
+  // A rolling restart (SIGTERM) drains first; Ctrl-C (SIGINT) from a terminal does not wait.
+  let requested: NodeJS.Signals | undefined
   const grace = closeWithGrace(
     // A worker shuts down once however often it is asked: a Ctrl-C reaches the whole process group,
     // and the primary asks again (close-with-grace would take the second signal for a panic).
-    { delay: config.shutdownGraceMs, skip: cluster.isWorker ? ['SIGINT', 'SIGTERM'] : [] },
+    {
+      delay: config.shutdownDrainMs + config.shutdownGraceMs,
+      skip: cluster.isWorker ? ['SIGINT', 'SIGTERM'] : [],
+    },
     async ({ signal, err }) => {
+      const cause = signal ?? requested
       if (err) app.log.error({ err }, 'shutting down after an unexpected error')
-      else app.log.info({ signal }, 'shutting down')
+      else app.log.info({ signal: cause }, 'shutting down')
+      if (!err && cause === 'SIGTERM' && config.shutdownDrainMs > 0) {
+        lifecycle.draining = true
+        app.log.info({ drainMs: config.shutdownDrainMs }, 'draining: readiness fails, every response closes its connection')
+        await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs))
+      }
+      lifecycle.draining = true
       await app.close()
     },
   )
   if (cluster.isWorker) {
-    let asked = false
-    const stop = () => {
-      if (!asked) void grace.close()
-      asked = true
+    const stop = (signal: NodeJS.Signals) => {
+      if (requested) return
+      requested = signal
+      void grace.close()
     }
-    process.on('SIGINT', stop)
-    process.on('SIGTERM', stop)
-    process.on('message', (message) => message === SHUTDOWN_MESSAGE && stop())
+    process.on('SIGINT', () => stop('SIGINT'))
+    process.on('SIGTERM', () => stop('SIGTERM'))
+    process.on('message', (message: unknown) => {
+      const m = message as { type?: string; signal?: NodeJS.Signals } | null
+      if (m?.type === SHUTDOWN_MESSAGE) stop(m.signal ?? 'SIGTERM')
+    })
   }
   return app
 }

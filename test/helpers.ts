@@ -218,19 +218,26 @@ export async function startServer(
   extraEnv: Record<string, string> = {},
   options: StartOptions = {},
 ): Promise<TestServer> {
-  const env: Record<string, string> = { DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...extraEnv }
+  // No drain by default: most tests stop their servers with SIGTERM and need not wait for one.
+  const env: Record<string, string> = { DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SHUTDOWN_DRAIN_MS: '0', ...extraEnv }
   const child = spawn(process.execPath, [CLI, 'serve', ...(options.args ?? [])], {
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: options.detached ?? false,
   })
   const server = new TestServer(child, env)
-  const line = await server.waitForLog((l) => LISTENING.test(String(l.msg)), 20_000)
-  server.baseUrl = LISTENING.exec(String(line.msg))![1]!
-  // With workers, every one of them listens before the server counts as started.
-  const args = options.args ?? []
-  const workers = Number(args.includes('--workers') ? args[args.indexOf('--workers') + 1] : env.WORKERS) || 1
-  await server.waitForLog(() => server.logs().filter((l) => LISTENING.test(String(l.msg))).length >= workers, 20_000)
+  try {
+    const line = await server.waitForLog((l) => LISTENING.test(String(l.msg)), 20_000)
+    server.baseUrl = LISTENING.exec(String(line.msg))![1]!
+    // With workers, every one of them listens before the server counts as started.
+    const args = options.args ?? []
+    const workers = Number(args.includes('--workers') ? args[args.indexOf('--workers') + 1] : env.WORKERS) || 1
+    await server.waitForLog(() => server.logs().filter((l) => LISTENING.test(String(l.msg))).length >= workers, 20_000)
+  } catch (error) {
+    // A server that never started must not outlive the test that waited for it.
+    if (child.exitCode === null) child.kill('SIGKILL')
+    throw error
+  }
   return server
 }
 

@@ -1,28 +1,7 @@
-import Database from 'better-sqlite3'
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import pg from 'pg'
-import { BACKENDS, createKey, seed, useResources, type Backend } from './helpers.js'
-
-/** Another process's transaction that holds what every inventory writer needs first, until released. */
-async function holdInventoryWriteLock(backend: Backend, url: string): Promise<() => Promise<void>> {
-  if (backend.name === 'sqlite') {
-    const other = new Database(url.slice('sqlite:'.length))
-    other.exec('BEGIN IMMEDIATE')
-    return async () => {
-      other.exec('ROLLBACK')
-      other.close()
-    }
-  }
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  await client.query('BEGIN')
-  await client.query('SELECT version FROM inventory_version FOR UPDATE')
-  return async () => {
-    await client.query('ROLLBACK')
-    await client.end()
-  }
-}
+import { BACKENDS, createKey, seed, useResources } from './helpers.js'
+import { holdInventoryWriteLock } from './inventory-lock.js'
 
 for (const backend of BACKENDS) {
   describe(`shutdown while a write waits for a lock (${backend.name})`, () => {

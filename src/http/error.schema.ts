@@ -28,9 +28,17 @@ export function errorResponses(...statuses: number[]) {
     415: 'The request body is not application/json.',
     428: 'The service runs with REQUIRE_IF_MATCH=true and the request has no If-Match.',
     500: 'Unexpected failure; the body says nothing about internals.',
-    503: 'The database is unavailable or the service is shutting down; retry later.',
+    503: 'The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given.',
+  }
+  const headers: Record<number, object> = {
+    503: {
+      'Retry-After': Type.Integer({ description: 'Seconds to wait before retrying; sent when the service refused the request for load.' }),
+    },
   }
   return Object.fromEntries(
-    statuses.map((status) => [status, Type.Ref('Error', { description: descriptions[status] ?? 'Error' })]),
+    statuses.map((status) => [
+      status,
+      Type.Ref('Error', { description: descriptions[status] ?? 'Error', ...(headers[status] && { headers: headers[status] }) }),
+    ]),
   )
 }

@@ -26,6 +26,18 @@ const badSettings: [string, string][] = [
   ['REQUIRE_IF_MATCH', '1'],
   ['PUBLIC_BASE_URL', 'https://petstore.example.com/v1'],
   ['PRODUCTION_BASE_URL', 'https://petstore.example.com/api/v1/'],
+  ['SHUTDOWN_DRAIN_MS', '-1'],
+  ['SHUTDOWN_DRAIN_MS', '600001'],
+  ['HEADERS_TIMEOUT_MS', '999'],
+  ['REQUEST_TIMEOUT_MS', '10s'],
+  ['KEEP_ALIVE_TIMEOUT_MS', '0'],
+  ['MAX_HEADER_BYTES', '1023'],
+  ['MAX_CONNECTIONS', '0'],
+  ['MAX_IN_FLIGHT', '1.5'],
+  ['LOAD_SHED_EVENT_LOOP_DELAY_MS', '-5'],
+  ['LOAD_SHED_EVENT_LOOP_UTILIZATION', '1.01'],
+  ['LOAD_SHED_EVENT_LOOP_UTILIZATION', 'high'],
+  ['LOAD_SHED_EVENT_LOOP_UTILIZATION', '0.9.1'],
 ]
 
 /** The ConfigError loadConfig throws for `env`. */
@@ -52,6 +64,15 @@ describe('loadConfig', () => {
         dbTimeoutMs: 5000,
         dbMigrationTimeoutMs: 600000,
         shutdownGraceMs: 16000,
+        shutdownDrainMs: 5000,
+        headersTimeoutMs: 10000,
+        requestTimeoutMs: 30000,
+        keepAliveTimeoutMs: 72000,
+        maxHeaderBytes: 16384,
+        maxConnections: 10000,
+        maxInFlight: 1000,
+        shedEventLoopDelayMs: 500,
+        shedEventLoopUtilization: 0,
         requireIfMatch: false,
         logLevel: 'info',
         environment: 'development',
@@ -99,6 +120,18 @@ describe('loadConfig', () => {
     const { message } = refusal({ DB_TIMEOUT_MS: '5000', SHUTDOWN_GRACE_MS: '15999' })
     assert.match(message, /^SHUTDOWN_GRACE_MS="15999" is invalid: expected at least 16000 \(3 × DB_TIMEOUT_MS \+ 1000\)/)
     assert.equal(loadConfig({ DB_TIMEOUT_MS: '5000', SHUTDOWN_GRACE_MS: '16000' }).shutdownGraceMs, 16_000)
+  })
+
+  test('When HEADERS_TIMEOUT_MS exceeds REQUEST_TIMEOUT_MS, then it is refused (the request timeout bounds the headers too)', () => {
+    const { message } = refusal({ HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '15000' })
+    assert.match(message, /^HEADERS_TIMEOUT_MS="20000" is invalid: expected at most REQUEST_TIMEOUT_MS \(15000\)/)
+    assert.equal(loadConfig({ HEADERS_TIMEOUT_MS: '15000', REQUEST_TIMEOUT_MS: '15000' }).headersTimeoutMs, 15000)
+  })
+
+  test('When LOAD_SHED_EVENT_LOOP_UTILIZATION is a fraction, then it is a number', () => {
+    assert.equal(loadConfig({ LOAD_SHED_EVENT_LOOP_UTILIZATION: '0.95' }).shedEventLoopUtilization, 0.95)
+    assert.equal(loadConfig({ LOAD_SHED_EVENT_LOOP_UTILIZATION: '.5' }).shedEventLoopUtilization, 0.5)
+    assert.equal(loadConfig({ LOAD_SHED_EVENT_LOOP_UTILIZATION: '1' }).shedEventLoopUtilization, 1)
   })
 
   test('When REQUIRE_IF_MATCH is true or false, then it is a boolean', () => {

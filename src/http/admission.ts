@@ -1,0 +1,62 @@
+import underPressure from '@fastify/under-pressure'
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { Config } from '../config.js'
+import { sendError } from './errors.js'
+import type { Lifecycle } from './lifecycle.js'
+
+/** How long a refused client is asked to wait: about one sample of the load measurements. */
+export const RETRY_AFTER_SECONDS = 1
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A health probe: never refused for load, so an orchestrator never restarts a busy but healthy instance. */
+    probe?: boolean
+  }
+}
+
+/** Route config for the health probes: exempt from the in-flight bound and from load shedding. */
+export const PROBE_CONFIG = { probe: true, pressureHandler: () => undefined }
+
+function refuse(reply: FastifyReply, message: string) {
+  reply.header('retry-after', String(RETRY_AFTER_SECONDS))
+  return sendError(reply, 'service_unavailable', message)
+}
+
+/**
+ * What every request meets first: its X-Request-Id on the response, `Connection: close` while the
+ * process drains, and a bound on the requests handled at once (MAX_IN_FLIGHT) past which new ones get
+ * 503 with Retry-After instead of queueing without bound. Then load shedding (@fastify/under-pressure):
+ * while the event loop is saturated (its mean delay or utilization over the last second past the
+ * configured limits), new requests get the same 503. Health probes are exempt from both.
+ * Returns the number of requests in flight, for the metrics.
+ */
+export async function registerAdmission(app: FastifyInstance, config: Config, lifecycle: Lifecycle) {
+  let inFlight = 0
+  const onClose = () => inFlight--
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id)
+    if (request.routeOptions.config.probe) return done()
+    if (inFlight >= config.maxInFlight) return refuse(reply, 'Too many requests in progress; retry shortly')
+    inFlight++
+    // 'close' comes whether the response finished or the client went away.
+    reply.raw.once('close', onClose)
+    done()
+  })
+  // Decided as the response goes out, not as the request came in: a request that was in flight when
+  // the drain began must close its connection too, or an idle keep-alive would hold the close open.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (lifecycle.draining) reply.header('connection', 'close')
+    done(null, payload)
+  })
+  await app.register(underPressure, {
+    maxEventLoopDelay: config.shedEventLoopDelayMs,
+    maxEventLoopUtilization: config.shedEventLoopUtilization,
+    // Utilization over the last sample, not since the process started.
+    eventLoopUtilizationMode: 'interval',
+    sampleInterval: 1000,
+    pressureHandler: (_request, reply) => {
+      refuse(reply, 'The service is overloaded; retry shortly')
+    },
+  })
+  return { inFlight: () => inFlight }
+}

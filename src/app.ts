@@ -7,6 +7,7 @@ import { ErrorSchema } from './http/error.schema.js'
 import { registerAdmission } from './http/admission.js'
 import { healthRoutes } from './http/health.routes.js'
 import { Lifecycle } from './http/lifecycle.js'
+import { documentRateLimits, RateLimits } from './http/rate-limit.js'
 import {
   handleClientError,
   handleError,
@@ -36,6 +37,20 @@ export interface AppDeps {
   lifecycle?: Lifecycle
 }
 
+/** The rate limits the configuration asks for, if any, closed with the app. */
+function rateLimits(app: FastifyInstance, config: Config): RateLimits | undefined {
+  if (config.rateLimitPerKey === 0 && config.rateLimitPerAddress === 0) return undefined
+  app.decorateReply('rateLimits', null)
+  const limits = RateLimits.fromConfig(config, {
+    onFailure: (error, first) => {
+      if (first) app.log.error({ err: error }, 'rate limit store (Redis) unavailable: counting in this process until it answers')
+    },
+    onRecovery: () => app.log.info('rate limit store (Redis) available again'),
+  })
+  app.addHook('onClose', () => limits.close())
+  return limits
+}
+
 /** Builds the whole HTTP application; never listens (server.ts does). */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -52,6 +67,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
     },
     bodyLimit: BODY_LIMIT,
+    // Behind a load balancer the client's address comes from X-Forwarded-For, trusted as configured.
+    trustProxy: config.trustProxy as boolean | string,
     // Slow or idle clients must not hold sockets forever. A client gets HEADERS_TIMEOUT_MS to send its
     // headers and REQUEST_TIMEOUT_MS for the whole request (408 past either); an idle keep-alive
     // connection lasts KEEP_ALIVE_TIMEOUT_MS, longer than a load balancer's idle timeout, so the
@@ -102,9 +119,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const inventory = new InventoryService(deps.storage)
   const cache = new FreshCache(deps.storage)
   const keys = new KeysService(deps.storage, cache.verifiedKeys)
+  const limits = rateLimits(app, config)
+  await limits?.ready()
   await app.register(
     async (secured) => {
-      requireApiKey(secured, keys, cache)
+      requireApiKey(secured, keys, cache, limits)
+      documentRateLimits(secured)
       await secured.register(inventoryRoutes, { inventory, list: cache.inventoryList, requireIfMatch: config.requireIfMatch })
     },
     { prefix: API_PREFIX },

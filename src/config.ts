@@ -27,6 +27,16 @@ export interface Config {
   shedEventLoopUtilization: number
   /** PATCH without If-Match is refused (428), so no client can overwrite a change it has not seen. */
   requireIfMatch: boolean
+  /** Requests per window per API key; 0: no limit. */
+  rateLimitPerKey: number
+  /** Requests per window per client address whose key is not (yet) verified; 0: no limit. */
+  rateLimitPerAddress: number
+  rateLimitWindowS: number
+  /** Where the rate-limit counters are shared by every instance and worker; '' keeps them per process. */
+  redisUrl: string
+  redisKeyPrefix: string
+  /** Fastify's trustProxy: false, true, a hop count, or a comma-separated list of addresses or CIDRs. */
+  trustProxy: boolean | number | string
   logLevel: (typeof LOG_LEVELS)[number]
   environment: (typeof ENVIRONMENTS)[number]
   /** Where clients reach this instance, without the /v1 segment; '' when not set. */
@@ -167,6 +177,42 @@ const VARIABLES: Record<string, Variable> = {
     schema: Type.Boolean(),
     default: () => 'false',
   },
+  RATE_LIMIT_PER_KEY: {
+    key: 'rateLimitPerKey',
+    allowed: 'an integer from 0 to 100000000 (requests per window per API key; 0 turns the limit off)',
+    schema: Type.Integer({ minimum: 0, maximum: 100_000_000 }),
+    default: () => '6000',
+  },
+  RATE_LIMIT_PER_ADDRESS: {
+    key: 'rateLimitPerAddress',
+    allowed: 'an integer from 0 to 100000000 (requests per window per client address with a key not yet verified; 0 turns the limit off)',
+    schema: Type.Integer({ minimum: 0, maximum: 100_000_000 }),
+    default: () => '60',
+  },
+  RATE_LIMIT_WINDOW_S: {
+    key: 'rateLimitWindowS',
+    allowed: 'an integer from 1 to 86400 (seconds)',
+    schema: Type.Integer({ minimum: 1, maximum: 86_400 }),
+    default: () => '60',
+  },
+  REDIS_URL: {
+    key: 'redisUrl',
+    allowed: 'a redis:// or rediss:// URL, or empty (counters per process)',
+    schema: Type.String({ pattern: '^(rediss?://\\S+)?$' }),
+    default: () => '',
+  },
+  REDIS_KEY_PREFIX: {
+    key: 'redisKeyPrefix',
+    allowed: 'up to 64 letters, digits and . : _ - (prepended to every Redis key)',
+    schema: Type.String({ pattern: '^[A-Za-z0-9.:_-]{0,64}$' }),
+    default: () => 'petstore:',
+  },
+  TRUST_PROXY: {
+    key: 'trustProxy',
+    allowed: 'false, true, a number of proxy hops, or a comma-separated list of proxy addresses or CIDRs',
+    schema: Type.String({ pattern: '^(false|true|\\d{1,2}|[0-9A-Fa-f.:/]+(\\s*,\\s*[0-9A-Fa-f.:/]+)*)$' }),
+    default: () => 'false',
+  },
   LOG_LEVEL: {
     key: 'logLevel',
     allowed: LOG_LEVELS.join(', '),
@@ -234,6 +280,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     )
   }
   if (problems.length > 0) throw new ConfigError(problems.join('\n'))
+  const proxy = config.trustProxy as string
+  config.trustProxy = proxy === 'true' ? true : proxy === 'false' ? false : /^\d+$/.test(proxy) ? Number(proxy) : proxy
   for (const key of ['publicBaseUrl', 'productionBaseUrl', 'stagingBaseUrl'] as const) {
     config[key] = config[key]?.replace(/\/+$/, '')
   }

@@ -14,6 +14,7 @@ export const ERROR_CODES = {
   uri_too_long: 414,
   unsupported_media_type: 415,
   precondition_required: 428,
+  rate_limited: 429,
   headers_too_large: 431,
   internal_error: 500,
   service_unavailable: 503,
@@ -74,5 +75,11 @@ export class PreconditionRequiredError extends DomainError {
 export class UnavailableError extends DomainError {
   constructor(message: string) {
     super('service_unavailable', message)
+  }
+}
+
+export class RateLimitedError extends DomainError {
+  constructor(message: string) {
+    super('rate_limited', message)
   }
 }

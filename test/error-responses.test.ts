@@ -10,19 +10,23 @@ import { TcpProxy } from './tcp-proxy.js'
 /**
  * Walks every error response the OpenAPI document declares, makes the service send it for real, and
  * checks the status, the Error shape and the code. The phases run in order on one server: requests
- * that need a healthy database, then the database unavailable, then the database broken.
+ * that need a healthy database, then the database unavailable, then the database broken; 429s come
+ * from a second server on the same database, whose rate limit allows one request per key.
  */
-type Phase = 'healthy' | 'unavailable' | 'broken'
+type Phase = 'healthy' | 'limited' | 'unavailable' | 'broken'
 interface Trigger {
   phase: Phase
   send: (server: TestServer, token: string) => Promise<Response>
 }
 
 const json = { 'content-type': 'application/json' }
+/** The limited server allows one request per key and window: the second is refused. */
+const twice = (send: () => Promise<Response>) => send().then(send)
 const anyTag = { 'if-match': '*' }
 const TRIGGERS: Record<string, Record<number, Trigger>> = {
   'GET /inventory': {
     401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/inventory') },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/inventory', { token })) },
     500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/inventory', { token }) },
     503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/inventory', { token }) },
   },
@@ -31,6 +35,7 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/inventory/1') },
     404: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/inventory/424242', { token }) },
     414: { phase: 'healthy', send: (s, token) => s.request('GET', `/v1/inventory/${'9'.repeat(9000)}`, { token }) },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/inventory/1', { token })) },
     500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/inventory/1', { token }) },
     503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/inventory/1', { token }) },
   },
@@ -62,6 +67,10 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
         s.request('PATCH', '/v1/inventory/1', { token, rawBody: 'quantity=1', headers: { 'content-type': 'text/plain' } }),
     },
     428: { phase: 'healthy', send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 1 } }) },
+    429: {
+      phase: 'limited',
+      send: (s, token) => twice(() => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 5 } })),
+    },
     500: {
       phase: 'broken',
       send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 2 }, headers: anyTag }),
@@ -77,6 +86,7 @@ for (const backend of BACKENDS) {
   describe(`every documented error response, sent for real (${backend.name})`, () => {
     const resources = useResources()
     let server: TestServer
+    let limitedServer: TestServer
     let token: string
     let databaseUrl: string
     let proxy: TcpProxy | undefined
@@ -96,6 +106,7 @@ for (const backend of BACKENDS) {
         serverUrl = proxied.toString()
       }
       server = await resources.server(serverUrl, { DB_TIMEOUT_MS: '300', REQUIRE_IF_MATCH: 'true' })
+      limitedServer = await resources.server(databaseUrl, { RATE_LIMIT_PER_KEY: '1', RATE_LIMIT_WINDOW_S: '86400' })
       const doc = (await server.request('GET', '/v1/openapi.json')).body
       declared = Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>).flatMap(
         ([path, operations]) =>
@@ -120,7 +131,7 @@ for (const backend of BACKENDS) {
       const sent = declared.filter((d) => TRIGGERS[d.operation]![d.status]!.phase === phase)
       assert.ok(sent.length > 0)
       for (const { operation, status } of sent) {
-        const res = await TRIGGERS[operation]![status]!.send(server, token)
+        const res = await TRIGGERS[operation]![status]!.send(phase === 'limited' ? limitedServer : server, token)
         const where = `${operation} → ${status}`
         assert.equal(res.status, status, `${where}: ${res.text}`)
         assert.match(res.headers.get('content-type') ?? '', /^application\/json/, where)
@@ -134,6 +145,9 @@ for (const backend of BACKENDS) {
 
     test('When each declared response is provoked with a healthy database, then it has its status, the Error shape and its code', () =>
       walk('healthy'))
+
+    test('When each declared 429 is provoked past a rate limit, then it has its status, the Error shape and its code', () =>
+      walk('limited'))
 
     test('When each declared response is provoked with the database unavailable, then the same holds, and the service recovers', async () => {
       if (proxy) {

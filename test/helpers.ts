@@ -219,7 +219,8 @@ export async function startServer(
   options: StartOptions = {},
 ): Promise<TestServer> {
   // No drain by default: most tests stop their servers with SIGTERM and need not wait for one.
-  const env: Record<string, string> = { DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SHUTDOWN_DRAIN_MS: '0', ...extraEnv }
+  // No rate limits by default: many tests send bursts with one key; test/rate-limits covers them.
+  const env: Record<string, string> = { DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SHUTDOWN_DRAIN_MS: '0', RATE_LIMIT_PER_KEY: '0', RATE_LIMIT_PER_ADDRESS: '0', ...extraEnv }
   const child = spawn(process.execPath, [CLI, 'serve', ...(options.args ?? [])], {
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

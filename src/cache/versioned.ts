@@ -48,6 +48,11 @@ export class VersionedLru<K extends {}, V extends {}> {
     return entry?.version === version ? entry.value : undefined
   }
 
+  /** Whether `key` was learnt at any version: a hint only, never an answer (that needs the version). */
+  has(key: K): boolean {
+    return this.entries.has(key)
+  }
+
   set(key: K, version: string, value: V): void {
     this.entries.set(key, { version, value })
   }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { KeysService } from '../keys/keys.service.js'
 import type { FreshCache } from '../cache/fresh-cache.js'
 import type { Versions } from '../storage/storage.js'
+import type { RateLimits } from './rate-limit.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -15,13 +16,20 @@ declare module 'fastify' {
  * Bearer authentication for every route of the scope it is added to. It runs in onRequest,
  * before the body is read or validated: an unauthenticated bad request is a 401, not a 400 or 404.
  * It reads the change counters first (one database round trip), which both the key check and the
- * handlers' caches use.
+ * handlers' caches use. With rate limits, a request whose token this process has not verified
+ * before is counted per client address before anything reaches the database, so a flood of guessed
+ * keys is throttled without a lookup; a verified key is then counted per key.
  */
-export function requireApiKey(scope: FastifyInstance, keys: KeysService, cache: FreshCache) {
+export function requireApiKey(scope: FastifyInstance, keys: KeysService, cache: FreshCache, limits?: RateLimits) {
   scope.decorateRequest('apiKeyId', 0)
   scope.decorateRequest('versions', null as unknown as Versions)
-  scope.addHook('onRequest', async (request) => {
+  const perAddress = limits?.enabled('per-address') ? limits : undefined
+  const perKey = limits?.enabled('per-key') ? limits : undefined
+  scope.addHook('onRequest', async (request, reply) => {
+    const authorization = request.headers.authorization
+    if (perAddress && !keys.wasVerified(authorization)) await perAddress.count(reply, 'per-address', request.ip)
     request.versions = await cache.versions()
-    request.apiKeyId = await keys.authenticate(request.headers.authorization, request.versions.keys)
+    request.apiKeyId = await keys.authenticate(authorization, request.versions.keys)
+    if (perKey) await perKey.count(reply, 'per-key', String(request.apiKeyId))
   })
 }

@@ -43,6 +43,15 @@ export class KeysService {
     return key.id
   }
 
+  /**
+   * Whether this Authorization value carries a token this process has verified before, at any keys
+   * version: such requests are not counted per address. Only a hint; authenticate() decides.
+   */
+  wasVerified(authorization: string | undefined): boolean {
+    const token = authorization && BEARER.exec(authorization)?.[1]
+    return token !== undefined && token !== '' && this.verified?.has(token) === true
+  }
+
   private touch(id: number) {
     const now = Date.now()
     if (now - (this.touchedAt.get(id) ?? 0) < TOUCH_INTERVAL_MS) return

@@ -38,6 +38,15 @@ const badSettings: [string, string][] = [
   ['LOAD_SHED_EVENT_LOOP_UTILIZATION', '1.01'],
   ['LOAD_SHED_EVENT_LOOP_UTILIZATION', 'high'],
   ['LOAD_SHED_EVENT_LOOP_UTILIZATION', '0.9.1'],
+  ['RATE_LIMIT_PER_KEY', '-1'],
+  ['RATE_LIMIT_PER_ADDRESS', 'many'],
+  ['RATE_LIMIT_WINDOW_S', '0'],
+  ['RATE_LIMIT_WINDOW_S', '86401'],
+  ['REDIS_URL', 'localhost:6379'],
+  ['REDIS_URL', 'http://127.0.0.1:6379'],
+  ['REDIS_KEY_PREFIX', 'has space'],
+  ['TRUST_PROXY', 'yes'],
+  ['TRUST_PROXY', '10.0.0.0/8; rm'],
 ]
 
 /** The ConfigError loadConfig throws for `env`. */
@@ -74,6 +83,12 @@ describe('loadConfig', () => {
         shedEventLoopDelayMs: 500,
         shedEventLoopUtilization: 0,
         requireIfMatch: false,
+        rateLimitPerKey: 6000,
+        rateLimitPerAddress: 60,
+        rateLimitWindowS: 60,
+        redisUrl: '',
+        redisKeyPrefix: 'petstore:',
+        trustProxy: false,
         logLevel: 'info',
         environment: 'development',
         publicBaseUrl: '',
@@ -132,6 +147,12 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ LOAD_SHED_EVENT_LOOP_UTILIZATION: '0.95' }).shedEventLoopUtilization, 0.95)
     assert.equal(loadConfig({ LOAD_SHED_EVENT_LOOP_UTILIZATION: '.5' }).shedEventLoopUtilization, 0.5)
     assert.equal(loadConfig({ LOAD_SHED_EVENT_LOOP_UTILIZATION: '1' }).shedEventLoopUtilization, 1)
+  })
+
+  test('When TRUST_PROXY is set, then it is a boolean, a hop count or a list of addresses, as Fastify takes it', () => {
+    assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true)
+    assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2)
+    assert.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy, '10.0.0.0/8, 127.0.0.1')
   })
 
   test('When REQUIRE_IF_MATCH is true or false, then it is a boolean', () => {

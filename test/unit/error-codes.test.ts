@@ -21,14 +21,19 @@ describe('error classification', () => {
     assert.ok([...seen].some((s) => s < 500) && seen.has(500), [...seen].join(','))
   })
 
-  test('When a 4xx the service has no code for is raised (429, 409), then it is not turned into a 400', () => {
-    for (const status of [402, 409, 418, 429]) {
+  test('When a 4xx the service has no code for is raised (409, 422), then it is not turned into a 400', () => {
+    for (const status of [402, 409, 418, 422]) {
       const error = Object.assign(new Error('from a plugin'), { statusCode: status }) as FastifyError
       const { code, undocumented } = classify(error)
       assert.notEqual(code, 'invalid_request', `${status} must not become a 400`)
       assert.equal(code, 'internal_error')
       assert.equal(undocumented, status, 'and it is reported as a bug')
     }
+  })
+
+  test('When a plugin raises 429, then it keeps its own code, rate_limited', () => {
+    const error = Object.assign(new Error('slow down'), { statusCode: 429 }) as FastifyError
+    assert.equal(classify(error).code, 'rate_limited')
   })
 
   test('When a framework error is a server error, then its message reveals nothing', () => {

@@ -1,0 +1,116 @@
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import { Type } from 'typebox'
+import type { Config } from '../config.js'
+import { RateLimitedError } from '../errors.js'
+import { MemoryCounterStore, RedisCounterStore, type CounterStore, type RedisStoreEvents } from '../ratelimit/counter-store.js'
+
+export type PolicyName = 'per-key' | 'per-address'
+
+interface Counted {
+  policy: PolicyName
+  quota: number
+  remaining: number
+  resetS: number
+}
+
+declare module 'fastify' {
+  interface FastifyReply {
+    /** The limits this request was counted against, for its RateLimit headers. */
+    rateLimits: Counted[] | null
+  }
+}
+
+/** The rate-limit response headers, as the OpenAPI document declares them. */
+export const RATE_LIMIT_HEADERS = {
+  'RateLimit-Policy': Type.String({
+    description:
+      'The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` ' +
+      'for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet ' +
+      '(missing, malformed, unknown, or used for the first time).',
+  }),
+  RateLimit: Type.String({
+    description: 'What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`.',
+  }),
+}
+
+/** The 429 response's own header, beside the RateLimit ones. */
+export const RETRY_AFTER_HEADER = {
+  'Retry-After': Type.Integer({ description: 'Seconds until the window resets and the request may be retried.' }),
+}
+
+/**
+ * Declares, on every response of every operation registered in `scope` (the authenticated API),
+ * the RateLimit headers it carries while rate limits are on (the default), and the 429 response.
+ */
+export function documentRateLimits(scope: FastifyInstance) {
+  scope.addHook('onRoute', (route) => {
+    const responses = route.schema?.response as Record<string, { headers?: object }> | undefined
+    if (!responses) return
+    for (const [status, response] of Object.entries(responses)) {
+      const own = status === '429' ? RETRY_AFTER_HEADER : {}
+      responses[status] = { ...response, headers: { ...response.headers, ...own, ...RATE_LIMIT_HEADERS } }
+    }
+    responses['429'] ??= Type.Ref('Error', {
+      description: 'A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds.',
+      headers: { ...RETRY_AFTER_HEADER, ...RATE_LIMIT_HEADERS },
+    }) as { headers?: object }
+  })
+}
+
+/**
+ * Rate limits with fixed windows of RATE_LIMIT_WINDOW_S: per API key, and per client address for
+ * requests whose key is not verified yet, which is what throttles key guessing before any lookup.
+ * Counters live in this process, or with REDIS_URL in Redis, shared by every instance and worker.
+ * Each response carries the RateLimit-Policy and RateLimit headers of the limits it was counted
+ * against (draft-ietf-httpapi-ratelimit-headers-11); over a limit: 429 rate_limited with Retry-After.
+ */
+export class RateLimits {
+  private readonly windowMs: number
+  private readonly quotas: Record<PolicyName, number>
+
+  constructor(
+    private readonly store: CounterStore,
+    private readonly prefix: string,
+    config: Pick<Config, 'rateLimitPerKey' | 'rateLimitPerAddress' | 'rateLimitWindowS'>,
+  ) {
+    this.windowMs = config.rateLimitWindowS * 1000
+    this.quotas = { 'per-key': config.rateLimitPerKey, 'per-address': config.rateLimitPerAddress }
+  }
+
+  static fromConfig(config: Config, events: RedisStoreEvents): RateLimits {
+    const store = config.redisUrl ? new RedisCounterStore(config.redisUrl, events) : new MemoryCounterStore()
+    return new RateLimits(store, config.redisKeyPrefix, config)
+  }
+
+  enabled(policy: PolicyName): boolean {
+    return this.quotas[policy] > 0
+  }
+
+  /** Counts this request against `policy` for `partition`; throws RateLimitedError past the quota. */
+  async count(reply: FastifyReply, policy: PolicyName, partition: string): Promise<void> {
+    const quota = this.quotas[policy]
+    const now = Date.now()
+    const windowStart = now - (now % this.windowMs)
+    const resetMs = windowStart + this.windowMs - now
+    const hits = await this.store.hit(`${this.prefix}rate:${policy}:${partition}:${windowStart}`, resetMs)
+    const resetS = Math.ceil(resetMs / 1000)
+    const counted = (reply.rateLimits ??= [])
+    counted.push({ policy, quota, remaining: Math.max(0, quota - hits), resetS })
+    const windowS = this.windowMs / 1000
+    reply.header('ratelimit-policy', counted.map((c) => `"${c.policy}";q=${c.quota};w=${windowS}`).join(', '))
+    reply.header('ratelimit', counted.map((c) => `"${c.policy}";r=${c.remaining};t=${c.resetS}`).join(', '))
+    if (hits > quota) {
+      reply.header('retry-after', String(resetS))
+      const whose = policy === 'per-key' ? 'this API key' : 'this address without a verified key'
+      throw new RateLimitedError(`Rate limit exceeded: ${quota} requests per ${windowS} s for ${whose}; retry in ${resetS} s`)
+    }
+  }
+
+  ready(): Promise<void> {
+    return this.store.ready()
+  }
+
+  close(): Promise<void> {
+    return this.store.close()
+  }
+}

@@ -153,6 +153,21 @@ describe('rate limits shared in Redis', { skip: skipRedis }, () => {
     assert.deepEqual(statuses, [...Array(10).fill(200), ...Array(6).fill(429)])
   })
 
+  test('When the workers of one instance share REDIS_URL, then a key has one limit across them', async () => {
+    assert.equal(noRedis, undefined, noRedis)
+    const database = await resources.database(sqlite)
+    const token = await createKey(database.url, 'workers')
+    await seed(database.url, [{ petId: 1, quantity: 1, status: 'available' }])
+    const env = { ...WINDOW, WORKERS: '2', RATE_LIMIT_PER_KEY: '10', RATE_LIMIT_PER_ADDRESS: '0', REDIS_URL, REDIS_KEY_PREFIX: freshPrefix() }
+    const server = await resources.server(database.url, env)
+    // A new connection each time, so the primary deals them to both workers in turn.
+    const statuses: number[] = []
+    for (let i = 0; i < 16; i++) {
+      statuses.push((await server.request('GET', '/v1/inventory/1', { token, headers: { connection: 'close' } })).status)
+    }
+    assert.deepEqual(statuses, [...Array(10).fill(200), ...Array(6).fill(429)])
+  })
+
   test('When Redis goes away, then the service keeps serving, counting in each process, says so once, and shares the count again when Redis is back', async () => {
     assert.equal(noRedis, undefined, noRedis)
     const database = await resources.database(sqlite)

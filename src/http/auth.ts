@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { KeysService } from '../keys/keys.service.js'
 import type { FreshCache } from '../cache/fresh-cache.js'
 import type { Versions } from '../storage/storage.js'
-import type { RateLimits } from './rate-limit.js'
+import { addressPartition, type RateLimits } from './rate-limit.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -27,7 +27,7 @@ export function requireApiKey(scope: FastifyInstance, keys: KeysService, cache: 
   const perKey = limits?.enabled('per-key') ? limits : undefined
   scope.addHook('onRequest', async (request, reply) => {
     const authorization = request.headers.authorization
-    if (perAddress && !keys.wasVerified(authorization)) await perAddress.count(reply, 'per-address', request.ip)
+    if (perAddress && !keys.wasVerified(authorization)) await perAddress.count(reply, 'per-address', addressPartition(request.ip))
     request.versions = await cache.versions()
     request.apiKeyId = await keys.authenticate(authorization, request.versions.keys)
     if (perKey) await perKey.count(reply, 'per-key', String(request.apiKeyId))

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
+import { isIPv6 } from 'node:net'
 import { Type } from 'typebox'
 import type { Config } from '../config.js'
 import { RateLimitedError } from '../errors.js'
@@ -18,6 +19,21 @@ declare module 'fastify' {
     /** The limits this request was counted against, for its RateLimit headers. */
     rateLimits: Counted[] | null
   }
+}
+
+/**
+ * The partition a client address is counted in: an IPv4 address as it is, an IPv6 address by its
+ * /64 prefix, the smallest block a client is usually given (one host may use the whole /64, so
+ * counting each address apart would let it guess keys without limit).
+ */
+export function addressPartition(address: string): string {
+  if (!isIPv6(address)) return address
+  if (/^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(address)) return address.slice(7)
+  const [head = '', tail] = address.toLowerCase().split('::')
+  const left = head ? head.split(':') : []
+  const right = tail ? tail.split(':') : []
+  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`
 }
 
 /** The rate-limit response headers, as the OpenAPI document declares them. */

@@ -13,6 +13,8 @@ export interface GroupCommitOptions {
   maxWaitMs?: number
   /** The error for a write whose wait ran out before its batch started: it was never applied. */
   expired?: () => Error
+  /** Told, for the metrics, each batch's size and how long its commit took (whether it committed or failed). */
+  onBatch?: ((writes: number, seconds: number) => void) | undefined
 }
 
 /**
@@ -37,6 +39,7 @@ export class GroupCommit<In, Out> {
   private readonly maxInFlight: number
   private readonly maxWaitMs: number
   private readonly expired: () => Error
+  private readonly onBatch: ((writes: number, seconds: number) => void) | undefined
 
   constructor(
     private readonly commitBatch: (batch: In[], deadline: number) => Out[] | Promise<Out[]>,
@@ -45,6 +48,7 @@ export class GroupCommit<In, Out> {
     this.maxInFlight = options.maxInFlight ?? 1
     this.maxWaitMs = options.maxWaitMs ?? Number.POSITIVE_INFINITY
     this.expired = options.expired ?? (() => new Error('The write waited too long and was not applied'))
+    this.onBatch = options.onBatch
   }
 
   submit(input: In): Promise<Out> {
@@ -83,6 +87,7 @@ export class GroupCommit<In, Out> {
     }
     this.pending = []
     if (batch.length === 0) return
+    const started = this.onBatch ? performance.now() : 0
     try {
       const deadline = Math.min(...batch.map((p) => p.deadline))
       const results = await this.commitBatch(
@@ -92,6 +97,8 @@ export class GroupCommit<In, Out> {
       batch.forEach((p, i) => p.resolve(results[i] as Out))
     } catch (error) {
       for (const p of batch) p.reject(error)
+    } finally {
+      this.onBatch?.(batch.length, (performance.now() - started) / 1000)
     }
   }
 }

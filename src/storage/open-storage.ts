@@ -1,7 +1,7 @@
 import type { Config } from '../config.js'
 import { PostgresStorage } from './postgres/postgres.storage.js'
 import { SqliteStorage } from './sqlite/sqlite.storage.js'
-import type { Storage } from './storage.js'
+import type { Storage, StorageObserver } from './storage.js'
 
 /** The database named by DATABASE_URL cannot be opened or migrated; the message is one line for people. */
 export class StorageOpenError extends Error {}
@@ -14,9 +14,10 @@ function describe(databaseUrl: string): string {
   return url.toString()
 }
 
-/** Opens (and migrates) the storage named by the configuration's DATABASE_URL. */
+/** Opens (and migrates) the storage named by the configuration's DATABASE_URL; `observer` hears how it works. */
 export async function openStorage(
   config: Pick<Config, 'databaseUrl' | 'dbPoolSize' | 'dbTimeoutMs' | 'dbMigrationTimeoutMs'>,
+  observer?: StorageObserver,
 ): Promise<Storage> {
   const { databaseUrl } = config
   try {
@@ -24,12 +25,14 @@ export async function openStorage(
       return new SqliteStorage(databaseUrl.slice('sqlite:'.length), {
         busyTimeoutMs: config.dbTimeoutMs,
         migrationTimeoutMs: config.dbMigrationTimeoutMs,
+        observer,
       })
     }
     return await PostgresStorage.open(databaseUrl, {
       poolSize: config.dbPoolSize,
       timeoutMs: config.dbTimeoutMs,
       migrationTimeoutMs: config.dbMigrationTimeoutMs,
+      observer,
     })
   } catch (error) {
     const reason = error instanceof Error ? error.message || error.name : String(error)

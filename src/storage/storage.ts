@@ -49,6 +49,26 @@ export interface ApiKey {
   revokedAt: string | null
 }
 
+/** A PostgreSQL pool's connections at one moment. */
+export interface ConnectionUse {
+  /** Open connections, lent or idle. */
+  total: number
+  idle: number
+  /** Requests waiting for a connection. */
+  waiting: number
+}
+
+/**
+ * What storage reports as it works, for the metrics (src/metrics/): storage calls it, never imports
+ * them. Without an observer, storage does not even read a clock for it.
+ */
+export interface StorageObserver {
+  /** A group commit's batch ended, committed or failed: how many writes it held and how long it took. */
+  batchCommitted(backend: Storage['dialect'], writes: number, seconds: number): void
+  /** A PostgreSQL statement ended, answered or failed. */
+  statementRan(seconds: number): void
+}
+
 /**
  * Everything the services need from a database. Implementations own all SQL; they map rows to
  * these domain shapes, keep int64 values exact, and acknowledge a write only once it is durable.
@@ -101,6 +121,9 @@ export interface Storage {
   listKeys(): Promise<ApiKey[]>
   /** Revokes the active key with this name or id; returns it, or undefined when there is none. */
   revokeKey(nameOrId: string | number, at: string): Promise<ApiKey | undefined>
+
+  /** PostgreSQL: the pool's connections now (read by the metrics). */
+  connections?(): ConnectionUse
 
   /** Resolves when the database answers; throws UnavailableError when it does not. */
   ping(): Promise<void>

@@ -206,4 +206,22 @@ describe('GroupCommit', () => {
     assert.equal(deadlines.length, 1)
     assert.ok(deadlines[0]! >= before + 1000 && deadlines[0]! <= Date.now() + 1000, String(deadlines[0]! - before))
   })
+
+  test('When batches commit or fail, then onBatch is told each one\'s size and duration', async () => {
+    const told: [number, number][] = []
+    let fail = false
+    const commit = new GroupCommit<number, number>(
+      async (batch) => {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        if (fail) throw new Error('broken')
+        return batch
+      },
+      { onBatch: (writes, seconds) => told.push([writes, seconds]) },
+    )
+    await Promise.all([commit.submit(1), commit.submit(2), commit.submit(3)])
+    fail = true
+    await settle(commit.submit(4))
+    assert.deepEqual(told.map(([writes]) => writes), [3, 1])
+    for (const [, seconds] of told) assert.ok(seconds >= 0.015 && seconds < 1, String(seconds))
+  })
 })

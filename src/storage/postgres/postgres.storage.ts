@@ -3,7 +3,7 @@ import { to as copyTo } from 'pg-copy-streams'
 import { UnavailableError } from '../../errors.js'
 import type { PetStatus } from '../../inventory/inventory.schema.js'
 import { GroupCommit } from '../group-commit.js'
-import { DuplicatePetIdError, type ApiKey, type ImportRecord, type InventoryItem, type Precondition, type QuantityWrite, type Storage, type Versions, type WriteResult } from '../storage.js'
+import { DuplicatePetIdError, type ApiKey, type ConnectionUse, type ImportRecord, type InventoryItem, type Precondition, type QuantityWrite, type Storage, type StorageObserver, type Versions, type WriteResult } from '../storage.js'
 import { migratePostgres } from './migrate.js'
 import { LIST_ENTRY_JSON } from '../list-entry-json.js'
 
@@ -17,6 +17,8 @@ export interface PostgresOptions {
   timeoutMs: number
   /** Bound on applying migrations at start, the wait for another instance's migration lock included. */
   migrationTimeoutMs: number
+  /** Told each group commit's size and duration, and each statement's duration (the metrics). */
+  observer?: StorageObserver | undefined
 }
 
 interface KeyRow {
@@ -85,12 +87,14 @@ export class PostgresStorage implements Storage {
     private readonly timeoutMs: number,
     private readonly bulkTimeoutMs: number,
     poolSize: number,
+    private readonly observer: StorageObserver | undefined,
   ) {
     // Half the pool commits batches; the rest stays free for reads and authentication.
     this.groupCommit = new GroupCommit((batch, deadline) => this.commitQuantities(batch, deadline), {
       maxInFlight: Math.max(1, poolSize >> 1),
       maxWaitMs: timeoutMs,
       expired: unavailable,
+      onBatch: observer && ((writes, seconds) => observer.batchCommitted('postgres', writes, seconds)),
     })
   }
 
@@ -115,7 +119,7 @@ export class PostgresStorage implements Storage {
     })
     // An idle connection dropped by the server emits here; without a listener it would crash the process.
     pool.on('error', () => {})
-    return new PostgresStorage(pool, migrationsApplied, options.timeoutMs, options.migrationTimeoutMs, options.poolSize)
+    return new PostgresStorage(pool, migrationsApplied, options.timeoutMs, options.migrationTimeoutMs, options.poolSize, options.observer)
   }
 
   /** One statement on a pooled connection, bounded as a whole (connecting included) by timeoutMs. */
@@ -142,6 +146,7 @@ export class PostgresStorage implements Storage {
     const run: Run = async (text, values) => {
       const left = deadline - Date.now()
       if (left <= 0) throw unavailable()
+      const started = this.observer ? performance.now() : 0
       try {
         const bound = Math.min(left, statementBoundMs)
         const { rows } = await client.query({ text, values, query_timeout: bound } as pg.QueryConfig)
@@ -151,6 +156,8 @@ export class PostgresStorage implements Storage {
       } catch (error) {
         if (!(error instanceof pg.DatabaseError)) broken = error as Error
         throw classify(error)
+      } finally {
+        this.observer?.statementRan((performance.now() - started) / 1000)
       }
     }
     try {
@@ -458,6 +465,10 @@ export class PostgresStorage implements Storage {
             [at, nameOrId],
           )
     return rows[0] && toKey(rows[0])
+  }
+
+  connections(): ConnectionUse {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount }
   }
 
   async ping(): Promise<void> {

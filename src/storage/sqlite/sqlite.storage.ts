@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { UnavailableError } from '../../errors.js'
 import type { PetStatus } from '../../inventory/inventory.schema.js'
-import { DuplicatePetIdError, type ApiKey, type ImportRecord, type InventoryItem, type Precondition, type QuantityWrite, type Storage, type Versions, type WriteResult } from '../storage.js'
+import { DuplicatePetIdError, type ApiKey, type ImportRecord, type InventoryItem, type Precondition, type QuantityWrite, type Storage, type StorageObserver, type Versions, type WriteResult } from '../storage.js'
 import { GroupCommit } from '../group-commit.js'
 import { migrateSqlite } from './migrate.js'
 import { LIST_ENTRY_JSON } from '../list-entry-json.js'
@@ -44,6 +44,8 @@ export interface SqliteOptions {
   busyTimeoutMs?: number
   /** How long opening and migrating wait for another process's lock (at start, before serving). */
   migrationTimeoutMs?: number
+  /** Told each group commit's size and duration (the metrics). */
+  observer?: StorageObserver | undefined
 }
 
 export function openSqliteDatabase(path: string, options: SqliteOptions = {}): Database.Database {
@@ -112,6 +114,7 @@ export class SqliteStorage implements Storage {
         'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING *',
       ),
     }
+    const { observer } = options
     this.groupCommit = new GroupCommit(
       (batch, deadline) =>
         this.write(
@@ -127,7 +130,11 @@ export class SqliteStorage implements Storage {
             }),
           deadline,
         ),
-      { maxWaitMs: this.busyTimeoutMs, expired: busyError },
+      {
+        maxWaitMs: this.busyTimeoutMs,
+        expired: busyError,
+        onBatch: observer && ((writes, seconds) => observer.batchCommitted('sqlite', writes, seconds)),
+      },
     )
   }
 

@@ -20,6 +20,8 @@ import { InventoryItemSchema, InventoryUpdateSchema, PetStatusSchema } from './i
 import { InventoryService } from './inventory/inventory.service.js'
 import { FreshCache } from './cache/fresh-cache.js'
 import { KeysService } from './keys/keys.service.js'
+import type { Metrics } from './metrics/metrics.js'
+import { countedClientErrors, countedFrameworkErrors, registerRequestMetrics } from './metrics/request-metrics.js'
 import type { Storage } from './storage/storage.js'
 import { compileParamsValidator, createValidator, describeValidationError } from './validation.js'
 
@@ -35,6 +37,8 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger']
   /** Shared with server.ts, which starts the drain on SIGTERM. */
   lifecycle?: Lifecycle
+  /** This process's metrics, when METRICS_PORT is set; without them no request is measured. */
+  metrics?: Metrics | undefined
 }
 
 /** The rate limits the configuration asks for, if any, closed with the app. */
@@ -85,8 +89,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     return503OnClosing: false,
     // A long petId must reach the validator (400), not fall out of the router as a 404.
     routerOptions: { maxParamLength: 8192 },
-    clientErrorHandler: handleClientError,
-    frameworkErrors: handleError,
+    clientErrorHandler: deps.metrics ? countedClientErrors(deps.metrics) : handleClientError,
+    frameworkErrors: deps.metrics ? countedFrameworkErrors(deps.metrics) : handleError,
     schemaErrorFormatter: (errors, dataVar) =>
       new Error(errors[0] ? describeValidationError(errors[0], dataVar) : `${dataVar} is invalid`),
   }).withTypeProvider<TypeBoxTypeProvider>()
@@ -99,7 +103,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.removeContentTypeParser('text/plain')
 
   const lifecycle = deps.lifecycle ?? new Lifecycle()
-  await registerAdmission(app, config, lifecycle)
+  const admission = await registerAdmission(app, config, lifecycle)
+  if (deps.metrics) {
+    deps.metrics.watch({ inFlight: admission.inFlight, storage: deps.storage })
+    registerRequestMetrics(app, deps.metrics)
+  }
   // One log line per request, at info; below that level the hook is not even registered.
   if (['trace', 'debug', 'info'].includes(app.log.level)) {
     app.addHook('onResponse', (request, reply, done) => {

@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster'
 import { pino } from 'pino'
 import type { Config } from './config.js'
+import { startMetricsServer } from './metrics/metrics-server.js'
 
 /** What the primary sends a worker (`{ type, signal }`) to make it shut down gracefully, as on that signal. */
 export const SHUTDOWN_MESSAGE = 'petstore:shutdown'
@@ -32,9 +33,20 @@ export class RestartBackoff {
  * The primary of `petstore serve --workers N`: forks N workers that share the port (node:cluster),
  * replaces a worker that dies (after a backoff), and on SIGTERM/SIGINT lets every worker shut down
  * gracefully, then exits 0. The workers are stateless; they coordinate only through the database.
+ * With METRICS_PORT, the primary serves the metrics of all its workers, summed, from the start
+ * until every worker has stopped.
  */
-export function runPrimary(config: Config, workers: number): Promise<void> {
+export async function runPrimary(config: Config, workers: number): Promise<void> {
   const log = pino({ level: config.logLevel }).child({ role: 'primary' })
+  // Before the workers start, so a port that is taken stops the start at once.
+  const metricsServer =
+    config.metricsPort === undefined
+      ? undefined
+      : await startMetricsServer(
+          (await import('./metrics/cluster-metrics.js')).clusterScrape(),
+          { host: config.metricsHost, port: config.metricsPort },
+          log,
+        )
   let stopping = false
   const startedAt = new Map<Worker, number>()
   const backoff = new RestartBackoff()
@@ -48,7 +60,7 @@ export function runPrimary(config: Config, workers: number): Promise<void> {
   }
   for (let i = 0; i < workers; i++) fork()
 
-  return new Promise((resolve) => {
+  await new Promise<void>((resolve) => {
     cluster.on('exit', (worker, code, signal) => {
       const uptimeMs = Date.now() - (startedAt.get(worker) ?? 0)
       startedAt.delete(worker)
@@ -90,4 +102,5 @@ export function runPrimary(config: Config, workers: number): Promise<void> {
     process.on('SIGTERM', stop)
     process.on('SIGINT', stop)
   })
+  await metricsServer?.close()
 }

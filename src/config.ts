@@ -25,6 +25,9 @@ export interface Config {
   shedEventLoopDelayMs: number
   /** Load shedding: event-loop utilization (0–1) past which new requests get 503; 0 turns it off. */
   shedEventLoopUtilization: number
+  /** The metrics listener's port (GET /metrics); undefined when METRICS_PORT is unset: no metrics at all. */
+  metricsPort: number | undefined
+  metricsHost: string
   /** PATCH without If-Match is refused (428), so no client can overwrite a change it has not seen. */
   requireIfMatch: boolean
   /** Requests per window per API key; 0: no limit. */
@@ -48,6 +51,7 @@ export interface Config {
 // An http(s) base URL; the service adds /v1 itself, so a URL already ending in /v1 is refused.
 const URL_PATTERN = 'https?://[^\\s/?#]+(/[^\\s?#]*)?(?<!/v1)(?<!/v1/)'
 const url = Type.String({ pattern: `^${URL_PATTERN}$` })
+const hostName = Type.String({ minLength: 1, pattern: '^[^\\s/]+$' })
 
 /**
  * A request waits for the database in at most three bounded steps (reading the change counters,
@@ -64,7 +68,8 @@ interface Variable {
   /** Shown in the error line: what the variable accepts. */
   allowed: string
   schema: TSchema
-  default: (config: Partial<Config>) => string
+  /** The value when the variable is unset; undefined leaves the setting off. */
+  default: (config: Partial<Config>) => string | undefined
 }
 
 /** Every variable the service reads, in one table (the README's configuration table mirrors it). */
@@ -78,7 +83,7 @@ const VARIABLES: Record<string, Variable> = {
   HOST: {
     key: 'host',
     allowed: 'an interface address or host name to listen on',
-    schema: Type.String({ minLength: 1, pattern: '^[^\\s/]+$' }),
+    schema: hostName,
     default: () => '127.0.0.1',
   },
   DATABASE_URL: {
@@ -171,6 +176,18 @@ const VARIABLES: Record<string, Variable> = {
     schema: Type.Number({ minimum: 0, maximum: 1 }),
     default: () => '0',
   },
+  METRICS_PORT: {
+    key: 'metricsPort',
+    allowed: 'an integer from 1 to 65535, other than PORT (unset: no metrics listener)',
+    schema: Type.Integer({ minimum: 1, maximum: 65_535 }),
+    default: () => undefined,
+  },
+  METRICS_HOST: {
+    key: 'metricsHost',
+    allowed: 'an interface address or host name for the metrics listener (default: HOST)',
+    schema: hostName,
+    default: (config) => config.host ?? '127.0.0.1',
+  },
   REQUIRE_IF_MATCH: {
     key: 'requireIfMatch',
     allowed: 'true or false (true: a PATCH without If-Match is refused with 428)',
@@ -255,6 +272,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   const problems: string[] = []
   for (const [name, variable] of Object.entries(VARIABLES)) {
     const raw = env[name]?.trim() || variable.default(config)
+    if (raw === undefined) {
+      Object.assign(config, { [variable.key]: undefined })
+      continue
+    }
     const schema = variable.schema as { type?: string }
     const value =
       (schema.type === 'integer' && /^-?\d+$/.test(raw)) || (schema.type === 'number' && /^-?(\d+\.?\d*|\.\d+)$/.test(raw))
@@ -277,6 +298,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   if (problems.length === 0 && config.headersTimeoutMs! > config.requestTimeoutMs!) {
     problems.push(
       `HEADERS_TIMEOUT_MS=${JSON.stringify(String(config.headersTimeoutMs))} is invalid: expected at most REQUEST_TIMEOUT_MS (${config.requestTimeoutMs}), which bounds the whole request, headers included`,
+    )
+  }
+  // The metrics must never be served on the public listener (with PORT 0, the kernel picks another port).
+  if (problems.length === 0 && config.metricsPort === config.port) {
+    problems.push(
+      `METRICS_PORT=${JSON.stringify(String(config.metricsPort))} is invalid: expected a port other than PORT (${config.port}), so the metrics never share the public listener`,
     )
   }
   if (problems.length > 0) throw new ConfigError(problems.join('\n'))

@@ -5,6 +5,8 @@ import { buildApp } from './app.js'
 import { Lifecycle } from './http/lifecycle.js'
 import type { Config } from './config.js'
 import { KeysService } from './keys/keys.service.js'
+import type { Metrics } from './metrics/metrics.js'
+import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js'
 import { SHUTDOWN_MESSAGE, runPrimary } from './cluster.js'
 import { openStorage } from './storage/open-storage.js'
 import type { Storage } from './storage/storage.js'
@@ -15,17 +17,28 @@ import type { Storage } from './storage/storage.js'
  */
 export async function serve(config: Config): Promise<void> {
   if (cluster.isWorker) {
-    await listen(config)
+    const metrics = await loadMetrics(config)
+    // A worker's metrics are scraped through the primary, which asks every worker for theirs.
+    if (metrics) (await import('./metrics/cluster-metrics.js')).answerClusterScrapes()
+    await listen(config, await openStorage(config, metrics?.storageObserver), metrics)
     return
   }
-  const storage = await openStorage(config)
+  // The primary of --workers serves no requests: the metrics it serves are its workers' (cluster.ts).
+  const metrics = config.workers > 1 ? undefined : await loadMetrics(config)
+  const storage = await openStorage(config, metrics?.storageObserver)
   await printFirstKey(storage)
   if (config.workers > 1) {
     await storage.close()
     await runPrimary(config, config.workers)
     return
   }
-  await listen(config, storage)
+  await listen(config, storage, metrics)
+}
+
+/** This process's metrics when METRICS_PORT is set; only then is prom-client even loaded. */
+async function loadMetrics(config: Config): Promise<Metrics | undefined> {
+  if (config.metricsPort === undefined) return undefined
+  return (await import('./metrics/metrics.js')).processMetrics()
 }
 
 async function printFirstKey(storage: Storage) {
@@ -38,10 +51,9 @@ async function printFirstKey(storage: Storage) {
   )
 }
 
-async function listen(config: Config, opened?: Storage): Promise<FastifyInstance> {
-  const storage = opened ?? (await openStorage(config))
+async function listen(config: Config, storage: Storage, metrics: Metrics | undefined): Promise<FastifyInstance> {
   const lifecycle = new Lifecycle()
-  const app = await buildApp(config, { storage, lifecycle })
+  const app = await buildApp(config, { storage, lifecycle, metrics })
   app.addHook('onClose', () => storage.close())
   app.addHook('preClose', (done) => {
     app.log.info('closing the listener')
@@ -51,6 +63,17 @@ async function listen(config: Config, opened?: Storage): Promise<FastifyInstance
   await app.listen({ port: config.port, host: config.host })
   // Past this many open connections, new ones are closed as they arrive, before any request is read.
   app.server.maxConnections = config.maxConnections
+  // After the API's listener, so a metrics address in the log means the service is up. Workers
+  // have none: the primary serves theirs.
+  let metricsServer: MetricsServer | undefined
+  if (metrics && !cluster.isWorker) {
+    try {
+      metricsServer = await startMetricsServer(metrics.scrape, { host: config.metricsHost, port: config.metricsPort! }, app.log)
+    } catch (error) {
+      await app.close()
+      throw error
+    }
+  }
 
   // A rolling restart (SIGTERM) drains first; Ctrl-C (SIGINT) from a terminal does not wait.
   let requested: NodeJS.Signals | undefined
@@ -72,6 +95,8 @@ async function listen(config: Config, opened?: Storage): Promise<FastifyInstance
       }
       lifecycle.draining = true
       await app.close()
+      // Up through the drain and the last requests, so they can be watched; closed before the exit.
+      await metricsServer?.close()
     },
   )
   if (cluster.isWorker) {

@@ -50,10 +50,10 @@ function rawErrorResponse(code: ErrorCode, message: string, requestId: string): 
 
 /**
  * For Fastify's `clientErrorHandler`: requests Node's HTTP parser rejects before any route runs
- * (bad framing, oversized headers, timeouts) still get the Error shape.
+ * (bad framing, oversized headers, timeouts) still get the Error shape. Returns the status sent, if any.
  */
-export function handleClientError(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Duplex) {
-  if (error.code === 'ECONNRESET' || !socket.writable) return
+export function handleClientError(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Duplex): number | undefined {
+  if (error.code === 'ECONNRESET' || !socket.writable) return undefined
   const [code, message]: [ErrorCode, string] =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? ['headers_too_large', 'Request headers are too large']
@@ -64,6 +64,7 @@ export function handleClientError(this: FastifyInstance, error: NodeJS.ErrnoExce
   const reqId = randomUUID()
   this.log.info({ reqId, statusCode: ERROR_CODES[code], reason: error.code }, 'request rejected by the HTTP parser')
   socket.end(rawErrorResponse(code, message, reqId))
+  return ERROR_CODES[code]
 }
 
 /** Every error that reaches Fastify's error handler or its `frameworkErrors` hook leaves through here. */

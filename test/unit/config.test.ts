@@ -47,6 +47,12 @@ const badSettings: [string, string][] = [
   ['REDIS_KEY_PREFIX', 'has space'],
   ['TRUST_PROXY', 'yes'],
   ['TRUST_PROXY', '10.0.0.0/8; rm'],
+  ['METRICS_PORT', '0'],
+  ['METRICS_PORT', '65536'],
+  ['METRICS_PORT', '9464.5'],
+  ['METRICS_PORT', 'metrics'],
+  ['METRICS_HOST', 'a host'],
+  ['METRICS_HOST', 'http://127.0.0.1'],
 ]
 
 /** The ConfigError loadConfig throws for `env`. */
@@ -82,6 +88,8 @@ describe('loadConfig', () => {
         maxInFlight: 1000,
         shedEventLoopDelayMs: 500,
         shedEventLoopUtilization: 0,
+        metricsPort: undefined,
+        metricsHost: '127.0.0.1',
         requireIfMatch: false,
         rateLimitPerKey: 6000,
         rateLimitPerAddress: 60,
@@ -153,6 +161,20 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true)
     assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2)
     assert.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy, '10.0.0.0/8, 127.0.0.1')
+  })
+
+  test('When METRICS_PORT is set, then it is a port, and METRICS_HOST follows HOST unless set', () => {
+    assert.equal(loadConfig({ METRICS_PORT: '9464' }).metricsPort, 9464)
+    assert.equal(loadConfig({ METRICS_PORT: ' ' }).metricsPort, undefined)
+    assert.equal(loadConfig({ HOST: '0.0.0.0' }).metricsHost, '0.0.0.0')
+    assert.equal(loadConfig({ HOST: '0.0.0.0', METRICS_HOST: '10.0.0.5' }).metricsHost, '10.0.0.5')
+  })
+
+  test('When METRICS_PORT is PORT, then it is refused (the metrics never share the public listener), unless PORT is 0', () => {
+    const { message } = refusal({ PORT: '9464', METRICS_PORT: '9464' })
+    assert.match(message, /^METRICS_PORT="9464" is invalid: expected a port other than PORT \(9464\)/)
+    assert.equal(message.split('\n').length, 1)
+    assert.equal(loadConfig({ PORT: '0', METRICS_PORT: '9464' }).metricsPort, 9464)
   })
 
   test('When REQUIRE_IF_MATCH is true or false, then it is a boolean', () => {

@@ -42,15 +42,20 @@ export interface AppDeps {
 }
 
 /** The rate limits the configuration asks for, if any, closed with the app. */
-function rateLimits(app: FastifyInstance, config: Config): RateLimits | undefined {
+function rateLimits(app: FastifyInstance, config: Config, metrics: Metrics | undefined): RateLimits | undefined {
   if (config.rateLimitPerKey === 0 && config.rateLimitPerAddress === 0) return undefined
   app.decorateReply('rateLimits', null)
-  const limits = RateLimits.fromConfig(config, {
-    onFailure: (error, first) => {
-      if (first) app.log.error({ err: error }, 'rate limit store (Redis) unavailable: counting in this process until it answers')
+  const limits = RateLimits.fromConfig(
+    config,
+    {
+      onFailure: (error, first) => {
+        metrics?.rateLimitObserver.storeFailed()
+        if (first) app.log.error({ err: error }, 'rate limit store (Redis) unavailable: counting in this process until it answers')
+      },
+      onRecovery: () => app.log.info('rate limit store (Redis) available again'),
     },
-    onRecovery: () => app.log.info('rate limit store (Redis) available again'),
-  })
+    metrics?.rateLimitObserver,
+  )
   app.addHook('onClose', () => limits.close())
   return limits
 }
@@ -127,7 +132,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const inventory = new InventoryService(deps.storage)
   const cache = new FreshCache(deps.storage)
   const keys = new KeysService(deps.storage, cache.verifiedKeys)
-  const limits = rateLimits(app, config)
+  const limits = rateLimits(app, config, deps.metrics)
   await limits?.ready()
   await app.register(
     async (secured) => {

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { describe, test } from 'node:test'
 import { BACKENDS, createKey, seed, useResources, type Response, type TestServer } from './helpers.js'
+import { scrape, startWithMetrics } from './metrics-scrape.js'
 import { holdSqliteRecoveryLock } from './sqlite-locks.js'
 import { TcpProxy } from './tcp-proxy.js'
 
@@ -56,7 +57,7 @@ describe('rate limits, counted in one process', () => {
     const database = await resources.database(sqlite)
     const [first, second] = [await createKey(database.url, 'first'), await createKey(database.url, 'second')]
     await seed(database.url, [{ petId: 1, quantity: 1, status: 'available' }])
-    const server = await resources.server(database.url, { ...WINDOW, RATE_LIMIT_PER_KEY: '5', RATE_LIMIT_PER_ADDRESS: '0' })
+    const { server, metricsUrl } = await startWithMetrics(resources, database.url, { ...WINDOW, RATE_LIMIT_PER_KEY: '5', RATE_LIMIT_PER_ADDRESS: '0' })
     for (let i = 1; i <= 5; i++) {
       const res = await get(server, first)
       assert.equal(res.status, 200)
@@ -78,6 +79,9 @@ describe('rate limits, counted in one process', () => {
     // A refused PATCH changes nothing.
     assert.equal((await server.request('PATCH', '/v1/inventory/1', { token: first, body: { quantity: 9 } })).status, 429)
     assert.equal((await get(server, second)).body.quantity, 1)
+    const metrics = await scrape(metricsUrl)
+    assert.equal(metrics.value('petstore_rate_limited_total', { policy: 'per-key' }), 3)
+    assert.equal(metrics.sum('http_requests_total', { status_code: '429' }), 3)
   })
 
   test('When an address sends more unverified keys than RATE_LIMIT_PER_ADDRESS, then it gets 429 without the database being asked, and a verified key is counted per key only', async () => {
@@ -178,13 +182,15 @@ describe('rate limits shared in Redis', { skip: skipRedis }, () => {
     try {
       const through = new URL(REDIS_URL)
       through.port = String(proxy.port)
-      const server = await resources.server(database.url, {
+      const { server, metricsUrl } = await startWithMetrics(resources, database.url, {
         ...WINDOW,
         RATE_LIMIT_PER_KEY: '1000',
         RATE_LIMIT_PER_ADDRESS: '0',
         REDIS_URL: through.toString(),
         REDIS_KEY_PREFIX: freshPrefix(),
       })
+      const storeErrors = async () => (await scrape(metricsUrl)).value('petstore_rate_limit_store_errors_total') ?? 0
+      assert.equal(await storeErrors(), 0)
       for (let i = 1; i <= 3; i++) assertLimited(await get(server, token), 'per-key', 1000, 1000 - i)
 
       await proxy.cut()
@@ -198,6 +204,7 @@ describe('rate limits shared in Redis', { skip: skipRedis }, () => {
       assert.ok(Date.now() - started < 3000, `5 requests during the outage took ${Date.now() - started} ms`)
       const unavailable = server.logs().filter((l) => String(l.msg).startsWith('rate limit store (Redis) unavailable'))
       assert.equal(unavailable.length, 1)
+      assert.equal(await storeErrors(), 5, 'each count Redis missed is in the metrics')
 
       await proxy.restore()
       // The client reconnects on its own (within about 2 s); until then it counts locally, from 6 on.

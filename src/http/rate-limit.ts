@@ -7,6 +7,11 @@ import { MemoryCounterStore, RedisCounterStore, type CounterStore, type RedisSto
 
 export type PolicyName = 'per-key' | 'per-address'
 
+/** Told of every refusal, for the metrics. */
+export interface RateLimitObserver {
+  refused(policy: PolicyName): void
+}
+
 interface Counted {
   policy: PolicyName
   quota: number
@@ -88,14 +93,15 @@ export class RateLimits {
     private readonly store: CounterStore,
     private readonly prefix: string,
     config: Pick<Config, 'rateLimitPerKey' | 'rateLimitPerAddress' | 'rateLimitWindowS'>,
+    private readonly observer?: RateLimitObserver,
   ) {
     this.windowMs = config.rateLimitWindowS * 1000
     this.quotas = { 'per-key': config.rateLimitPerKey, 'per-address': config.rateLimitPerAddress }
   }
 
-  static fromConfig(config: Config, events: RedisStoreEvents): RateLimits {
+  static fromConfig(config: Config, events: RedisStoreEvents, observer?: RateLimitObserver): RateLimits {
     const store = config.redisUrl ? new RedisCounterStore(config.redisUrl, events) : new MemoryCounterStore()
-    return new RateLimits(store, config.redisKeyPrefix, config)
+    return new RateLimits(store, config.redisKeyPrefix, config, observer)
   }
 
   enabled(policy: PolicyName): boolean {
@@ -116,6 +122,7 @@ export class RateLimits {
     reply.header('ratelimit-policy', counted.map((c) => `"${c.policy}";q=${c.quota};w=${windowS}`).join(', '))
     reply.header('ratelimit', counted.map((c) => `"${c.policy}";r=${c.remaining};t=${c.resetS}`).join(', '))
     if (hits > quota) {
+      this.observer?.refused(policy)
       reply.header('retry-after', String(resetS))
       const whose = policy === 'per-key' ? 'this API key' : 'this address without a verified key'
       throw new RateLimitedError(`Rate limit exceeded: ${quota} requests per ${windowS} s for ${whose}; retry in ${resetS} s`)

@@ -62,6 +62,17 @@ export class Metrics {
     buckets: LATENCY_BUCKETS,
   })
 
+  private readonly rateLimited = new Counter({
+    name: 'petstore_rate_limited_total',
+    help: 'Requests refused with 429, by the limit they exceeded (per-key, per-address)',
+    labelNames: ['policy'] as const,
+  })
+
+  private readonly rateLimitStoreErrors = new Counter({
+    name: 'petstore_rate_limit_store_errors_total',
+    help: 'Rate-limit counts Redis could not take (refused, timed out); each was counted in this process instead',
+  })
+
   constructor() {
     const metrics = this
     new Gauge({
@@ -99,6 +110,12 @@ export class Metrics {
   watch(sources: { inFlight?: () => number; storage?: Storage }) {
     if (sources.inFlight) this.inFlightNow = sources.inFlight
     if (sources.storage) this.storage = sources.storage
+  }
+
+  /** What the rate limits report, recorded here. */
+  readonly rateLimitObserver = {
+    refused: (policy: string) => this.rateLimited.inc({ policy }),
+    storeFailed: () => this.rateLimitStoreErrors.inc(),
   }
 
   /** One answered request; `seconds` is undefined when it never reached a route (no start to time from). */

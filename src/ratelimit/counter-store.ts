@@ -13,13 +13,17 @@ export interface CounterStore {
 /** Counters kept by keys under attack are bounded: the least recently used go first. */
 const MAX_COUNTERS = 100_000
 
-/** This process's own counters (one instance, one worker). */
+/**
+ * This process's own counters (one instance, one worker). Keys name their window, so a past
+ * window's counters are never read again: they need no expiry of their own (which would cost a clock
+ * read per hit) and are simply the first to go when the bound is reached.
+ */
 export class MemoryCounterStore implements CounterStore {
   private readonly counts = new LRUCache<string, number>({ max: MAX_COUNTERS })
 
-  async hit(key: string, ttlMs: number): Promise<number> {
+  async hit(key: string): Promise<number> {
     const count = (this.counts.get(key) ?? 0) + 1
-    this.counts.set(key, count, { ttl: ttlMs })
+    this.counts.set(key, count)
     return count
   }
 
@@ -86,7 +90,7 @@ export class RedisCounterStore implements CounterStore {
     } catch (error) {
       this.events.onFailure(error as Error, !this.failing)
       this.failing = true
-      return this.fallback.hit(key, ttlMs)
+      return this.fallback.hit(key)
     }
   }
 

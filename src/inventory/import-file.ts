@@ -9,9 +9,9 @@ import parserStream from 'stream-json'
 import streamArray from 'stream-json/streamers/stream-array.js'
 import { InvalidInputError } from '../errors.js'
 import { parseInt64 } from '../int64.js'
-import type { ImportRecord, InventoryItem } from '../storage/storage.js'
+import type { ImportRecord } from '../storage/storage.js'
 import { describeValidationError, type Validate } from '../validation.js'
-import type { PetStatus } from './inventory.schema.js'
+import type { InventoryItem, PetStatus } from '../domain.js'
 
 /** Records handed on per step: the file is read, checked and written a chunk at a time. */
 export const IMPORT_CHUNK_SIZE = 5000

@@ -1,11 +1,5 @@
 import { Type, type Static } from 'typebox'
-
-/** The sales statuses of an inventory entry, in the spec's order. */
-export const PET_STATUSES = ['available', 'pending', 'sold'] as const
-export type PetStatus = (typeof PET_STATUSES)[number]
-
-/** Quantities fit a signed 32-bit integer: the spec says "integer", we bound it for every client and backend. */
-export const MAX_QUANTITY = 2147483647
+import { MAX_QUANTITY, PET_STATUSES, type PetStatus } from '../domain.js'
 
 export const PetStatusSchema = Type.Unsafe<PetStatus>({
   $id: 'PetStatus',

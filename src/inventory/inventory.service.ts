@@ -1,5 +1,6 @@
 import { InvalidInputError, NotFoundError, PreconditionFailedError } from '../errors.js'
-import { DuplicatePetIdError, type InventoryItem, type Precondition, type Storage } from '../storage/storage.js'
+import type { InventoryItem } from '../domain.js'
+import { DuplicatePetIdError, type Precondition, type Storage } from '../storage/storage.js'
 import type { ImportSource } from './import-file.js'
 
 export class InventoryService {

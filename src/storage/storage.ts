@@ -1,10 +1,4 @@
-import type { PetStatus } from '../inventory/inventory.schema.js'
-
-export interface InventoryItem {
-  petId: bigint
-  quantity: number
-  status: PetStatus
-}
+import type { InventoryItem } from '../domain.js'
 
 /** Decides, inside a write's own transaction, whether the write may apply to the entry as it is. */
 export type Precondition = (current: InventoryItem) => boolean

@@ -7,9 +7,9 @@ import { after, describe, test } from 'node:test'
 import fc from 'fast-check'
 import { InvalidInputError } from '../../src/errors.js'
 import { IMPORT_CHUNK_SIZE, openInventoryFile } from '../../src/inventory/import-file.js'
-import { InventoryRecordSchema, MAX_QUANTITY, PET_STATUSES, PetStatusSchema } from '../../src/inventory/inventory.schema.js'
+import { MAX_QUANTITY, PET_STATUSES, type InventoryItem } from '../../src/domain.js'
+import { InventoryRecordSchema, PetStatusSchema } from '../../src/inventory/inventory.schema.js'
 import { INT64_MAX, INT64_MIN } from '../../src/int64.js'
-import type { InventoryItem } from '../../src/storage/storage.js'
 import { createValidator } from '../../src/validation.js'
 
 // Built exactly as src/cli.ts builds it for `petstore import inventory`.

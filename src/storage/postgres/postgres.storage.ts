@@ -1,9 +1,9 @@
 import pg from 'pg'
 import { to as copyTo } from 'pg-copy-streams'
 import { UnavailableError } from '../../errors.js'
-import type { PetStatus } from '../../inventory/inventory.schema.js'
+import type { InventoryItem, PetStatus } from '../../domain.js'
 import { GroupCommit } from '../group-commit.js'
-import { DuplicatePetIdError, type ApiKey, type ConnectionUse, type ImportRecord, type InventoryItem, type Precondition, type QuantityWrite, type Storage, type StorageObserver, type Versions, type WriteResult } from '../storage.js'
+import { DuplicatePetIdError, type ApiKey, type ConnectionUse, type ImportRecord, type Precondition, type QuantityWrite, type Storage, type StorageObserver, type Versions, type WriteResult } from '../storage.js'
 import { migratePostgres } from './migrate.js'
 import { LIST_ENTRY_JSON } from '../list-entry-json.js'
 

@@ -141,21 +141,24 @@ describe('rate limits, counted in one process', () => {
 describe('rate limits shared in Redis', { skip: skipRedis }, () => {
   const resources = useResources()
 
-  test('When two instances share REDIS_URL, then a key has one limit across both', async () => {
-    assert.equal(noRedis, undefined, noRedis)
-    const database = await resources.database(sqlite)
-    const token = await createKey(database.url, 'shared')
-    await seed(database.url, [{ petId: 1, quantity: 1, status: 'available' }])
-    const env = { ...WINDOW, RATE_LIMIT_PER_KEY: '10', RATE_LIMIT_PER_ADDRESS: '0', REDIS_URL, REDIS_KEY_PREFIX: freshPrefix() }
-    const servers = [await resources.server(database.url, env), await resources.server(database.url, env)]
-    const statuses: number[] = []
-    for (let i = 0; i < 16; i++) {
-      const res = await get(servers[i % 2]!, token)
-      statuses.push(res.status)
-      if (res.status === 200) assertLimited(res, 'per-key', 10, 10 - statuses.length)
-    }
-    assert.deepEqual(statuses, [...Array(10).fill(200), ...Array(6).fill(429)])
-  })
+  // The deployment this is for: many instances over one PostgreSQL (and, on one machine, SQLite).
+  for (const backend of BACKENDS) {
+    test(`When two instances share REDIS_URL, then a key has one limit across both (${backend.name})`, async () => {
+      assert.equal(noRedis, undefined, noRedis)
+      const database = await resources.database(backend)
+      const token = await createKey(database.url, 'shared')
+      await seed(database.url, [{ petId: 1, quantity: 1, status: 'available' }])
+      const env = { ...WINDOW, RATE_LIMIT_PER_KEY: '10', RATE_LIMIT_PER_ADDRESS: '0', REDIS_URL, REDIS_KEY_PREFIX: freshPrefix() }
+      const servers = [await resources.server(database.url, env), await resources.server(database.url, env)]
+      const statuses: number[] = []
+      for (let i = 0; i < 16; i++) {
+        const res = await get(servers[i % 2]!, token)
+        statuses.push(res.status)
+        if (res.status === 200) assertLimited(res, 'per-key', 10, 10 - statuses.length)
+      }
+      assert.deepEqual(statuses, [...Array(10).fill(200), ...Array(6).fill(429)])
+    })
+  }
 
   test('When the workers of one instance share REDIS_URL, then a key has one limit across them', async () => {
     assert.equal(noRedis, undefined, noRedis)

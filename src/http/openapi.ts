@@ -11,7 +11,9 @@ Every operation needs an API key sent as \`Authorization: Bearer <API_KEY>\`; ke
 Every error is an \`Error\` object \`{code, message, status}\` whose \`status\` equals the HTTP status; the \`code\` values are listed on the \`Error\` schema.
 
 Limits: request bodies up to 64 KiB; quantities from 0 to 2147483647; petIds over the whole signed 64-bit range, exact in both directions (JSON numbers, not strings: parse them with a big-integer-aware JSON parser).
-Order of checks: an unknown path is 404 and a wrong method 405 (with \`Allow\`) before authentication; then authentication (401), then validation (400, 413, 415), then a required If-Match (428), then lookup (404), then If-Match (412).
+Order of checks: an unknown path is 404 and a wrong method 405 (with \`Allow\`) before authentication; a key this instance has not verified yet is counted against the per-address rate limit (429); then authentication (401), then the per-key rate limit (429), then validation (400, 413, 415), then a required If-Match (428), then lookup (404), then If-Match (412).
+
+Rate limits (on by default; the operator sets them): per API key, and per client address for keys not yet verified, in fixed windows. Every counted response carries \`RateLimit-Policy\` and \`RateLimit\` (draft-ietf-httpapi-ratelimit-headers); past a limit the answer is 429 \`rate_limited\` with \`Retry-After\`. A 503 may come with \`Retry-After\` too, when the service refuses work for load.
 
 Entity tags: the GETs and updateInventory answer with a strong \`ETag\` of the exact bytes. \`If-None-Match\` on a GET gives 304 while the representation is unchanged; \`If-Match\` on updateInventory makes the update conditional (412 when the entry has changed).`
 

@@ -140,6 +140,10 @@ describe('rate limits, counted in one process', () => {
 
 describe('rate limits shared in Redis', { skip: skipRedis }, () => {
   const resources = useResources()
+  /** A limit of 10 per key, shared in Redis under a prefix of this test's own. */
+  const sharedLimit = () => ({ ...WINDOW, RATE_LIMIT_PER_KEY: '10', RATE_LIMIT_PER_ADDRESS: '0', REDIS_URL, REDIS_KEY_PREFIX: freshPrefix() })
+  /** 16 requests against one shared limit of 10: the first 10 pass, the rest are refused. */
+  const TEN_THEN_REFUSED = [...Array(10).fill(200), ...Array(6).fill(429)]
 
   // The deployment this is for: many instances over one PostgreSQL (and, on one machine, SQLite).
   for (const backend of BACKENDS) {
@@ -148,7 +152,7 @@ describe('rate limits shared in Redis', { skip: skipRedis }, () => {
       const database = await resources.database(backend)
       const token = await createKey(database.url, 'shared')
       await seed(database.url, [{ petId: 1, quantity: 1, status: 'available' }])
-      const env = { ...WINDOW, RATE_LIMIT_PER_KEY: '10', RATE_LIMIT_PER_ADDRESS: '0', REDIS_URL, REDIS_KEY_PREFIX: freshPrefix() }
+      const env = sharedLimit()
       const servers = [await resources.server(database.url, env), await resources.server(database.url, env)]
       const statuses: number[] = []
       for (let i = 0; i < 16; i++) {
@@ -156,7 +160,7 @@ describe('rate limits shared in Redis', { skip: skipRedis }, () => {
         statuses.push(res.status)
         if (res.status === 200) assertLimited(res, 'per-key', 10, 10 - statuses.length)
       }
-      assert.deepEqual(statuses, [...Array(10).fill(200), ...Array(6).fill(429)])
+      assert.deepEqual(statuses, TEN_THEN_REFUSED)
     })
   }
 
@@ -165,14 +169,13 @@ describe('rate limits shared in Redis', { skip: skipRedis }, () => {
     const database = await resources.database(sqlite)
     const token = await createKey(database.url, 'workers')
     await seed(database.url, [{ petId: 1, quantity: 1, status: 'available' }])
-    const env = { ...WINDOW, WORKERS: '2', RATE_LIMIT_PER_KEY: '10', RATE_LIMIT_PER_ADDRESS: '0', REDIS_URL, REDIS_KEY_PREFIX: freshPrefix() }
-    const server = await resources.server(database.url, env)
+    const server = await resources.server(database.url, { ...sharedLimit(), WORKERS: '2' })
     // A new connection each time, so the primary deals them to both workers in turn.
     const statuses: number[] = []
     for (let i = 0; i < 16; i++) {
       statuses.push((await server.request('GET', '/v1/inventory/1', { token, headers: { connection: 'close' } })).status)
     }
-    assert.deepEqual(statuses, [...Array(10).fill(200), ...Array(6).fill(429)])
+    assert.deepEqual(statuses, TEN_THEN_REFUSED)
   })
 
   test('When Redis goes away, then the service keeps serving, counting in each process, says so once, and shares the count again when Redis is back', async () => {

@@ -16,19 +16,35 @@ import {
 } from './http/errors.js'
 import { API_PREFIX, registerOpenApi } from './http/openapi.js'
 import { inventoryRoutes } from './inventory/inventory.routes.js'
-import { InventoryItemSchema, InventoryUpdateSchema, PetStatusSchema } from './inventory/inventory.schema.js'
+import { ChangeReasonSchema, InventoryChangeSchema, InventoryItemSchema, InventoryUpdateSchema, PetStatusSchema } from './inventory/inventory.schema.js'
+import { changesRoutes } from './inventory/changes.routes.js'
+import { OrderCreateSchema, OrderSchema, OrderStatusSchema, OrderUpdateSchema } from './orders/order.schema.js'
+import { ordersRoutes } from './orders/orders.routes.js'
+import { OrdersService } from './orders/orders.service.js'
+import { registerExactJsonParser } from './http/exact-json.js'
 import { InventoryService } from './inventory/inventory.service.js'
 import { FreshCache } from './cache/fresh-cache.js'
 import { KeysService } from './keys/keys.service.js'
 import type { Metrics } from './metrics/metrics.js'
 import { countedClientErrors, countedFrameworkErrors, registerRequestMetrics } from './metrics/request-metrics.js'
 import type { Storage } from './storage/storage.js'
-import { compileParamsValidator, createValidator, describeValidationError } from './validation.js'
+import { compileParamsValidator, compileQueryValidator, createValidator, describeValidationError } from './validation.js'
 
 /** The documented request body limit (64 KiB). */
 export const BODY_LIMIT = 64 * 1024
 
-export const SHARED_SCHEMAS = [PetStatusSchema, InventoryItemSchema, InventoryUpdateSchema, ErrorSchema]
+export const SHARED_SCHEMAS = [
+  PetStatusSchema,
+  InventoryItemSchema,
+  InventoryUpdateSchema,
+  ChangeReasonSchema,
+  InventoryChangeSchema,
+  OrderStatusSchema,
+  OrderSchema,
+  OrderCreateSchema,
+  OrderUpdateSchema,
+  ErrorSchema,
+]
 
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
 
@@ -102,10 +118,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   const ajv = createValidator(SHARED_SCHEMAS)
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    httpPart === 'params' ? compileParamsValidator(schema as object) : ajv.compile(schema),
+    httpPart === 'params'
+      ? compileParamsValidator(schema as object)
+      : httpPart === 'querystring'
+        ? compileQueryValidator(schema as object)
+        : ajv.compile(schema),
   )
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   app.removeContentTypeParser('text/plain')
+  registerExactJsonParser(app)
 
   const lifecycle = deps.lifecycle ?? new Lifecycle()
   const admission = await registerAdmission(app, config, lifecycle)
@@ -138,7 +159,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     async (secured) => {
       requireApiKey(secured, keys, cache, limits)
       documentRateLimits(secured)
+      await secured.register(changesRoutes, { inventory })
       await secured.register(inventoryRoutes, { inventory, list: cache.inventoryList, requireIfMatch: config.requireIfMatch })
+      await secured.register(ordersRoutes, { orders: new OrdersService(deps.storage) })
     },
     { prefix: API_PREFIX },
   )

@@ -5,6 +5,9 @@ import { DomainError } from './errors.js'
 import { openInventoryFile } from './inventory/import-file.js'
 import { InventoryRecordSchema, PetStatusSchema } from './inventory/inventory.schema.js'
 import { InventoryService } from './inventory/inventory.service.js'
+import { changeJson } from './inventory/inventory.json.js'
+import { MAX_PAGE_SIZE } from './http/paging.js'
+import { parseInt64 } from './int64.js'
 import { KeysService } from './keys/keys.service.js'
 import { StorageOpenError, openStorage } from './storage/open-storage.js'
 import type { Storage } from './storage/storage.js'
@@ -19,6 +22,8 @@ Commands:
   keys list                    list API keys (never their secrets)
   keys revoke NAME_OR_ID       revoke a key; takes effect on the server's next request
   import inventory FILE        upsert entries from FILE (.json or .csv), all or nothing
+  history PETID [--limit N] [--json]
+                               one pet's stock changes from the ledger, newest first (N: 1-1000, default 50)
 
 Configuration comes from the environment (the same for every command):
 ${describeVariables()
@@ -73,6 +78,26 @@ async function importCommand(args: string[]) {
   log(`Imported ${count} inventory entries from ${file}.`)
 }
 
+async function history(args: string[]) {
+  const { values, positionals } = parseArgs({ args, options: { limit: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true })
+  const petId = positionals.length === 1 ? parseInt64(positionals[0]!) : undefined
+  const limit = Number(values.limit === undefined ? 50n : (parseInt64(values.limit) ?? 0n))
+  if (petId === undefined || limit < 1 || limit > MAX_PAGE_SIZE) {
+    throw new UsageError(`history: use history PETID [--limit N] [--json], PETID a decimal int64, N from 1 to ${MAX_PAGE_SIZE}`)
+  }
+  const changes = await withStorage((storage) => new InventoryService(storage).changes({ after: 0n, limit, petId, newestFirst: true }))
+  if (values.json) {
+    process.stdout.write(`[${changes.map(changeJson).join(',')}]\n`)
+    return
+  }
+  const cell = (value: unknown) => (value === null ? '-' : String(value))
+  process.stdout.write(
+    ['SEQ\tAT\tREASON\tFROM\tTO\tORDER\tKEY\tREQUEST']
+      .concat(changes.map((c) => [c.seq, c.at, c.reason, c.previousQuantity, c.quantity, c.orderId, c.keyId, c.requestId].map(cell).join('\t')))
+      .join('\n') + '\n',
+  )
+}
+
 async function main(argv: string[]) {
   const [command, ...args] = argv
   switch (command) {
@@ -92,6 +117,8 @@ async function main(argv: string[]) {
       return keys(args)
     case 'import':
       return importCommand(args)
+    case 'history':
+      return history(args)
     case undefined:
     case 'help':
     case '--help':

@@ -17,3 +17,53 @@ export interface InventoryItem {
   quantity: number
   status: PetStatus
 }
+
+/** Why a quantity changed: a PATCH, an import, an order placed, an order cancelled. */
+export const CHANGE_REASONS = ['adjustment', 'import', 'order', 'cancellation'] as const
+export type ChangeReason = (typeof CHANGE_REASONS)[number]
+
+/** Who asked for a change: the API key and request, or neither for the CLI. */
+export interface Actor {
+  keyId: number | null
+  requestId: string | null
+}
+
+export const CLI_ACTOR: Actor = { keyId: null, requestId: null }
+
+/**
+ * One row of the ledger: every change to a quantity appends one, in the transaction of the change.
+ * `seq` increases in commit order, so a reader that polls with the last seq it saw misses nothing.
+ */
+export interface InventoryChange {
+  seq: bigint
+  petId: bigint
+  /** null when the change created the entry. */
+  previousQuantity: number | null
+  quantity: number
+  reason: ChangeReason
+  orderId: bigint | null
+  keyId: number | null
+  requestId: string | null
+  /** RFC 3339, UTC, milliseconds. */
+  at: string
+}
+
+/** The order statuses, and the transitions between them: anything else is refused. */
+export const ORDER_STATUSES = ['placed', 'approved', 'delivered', 'cancelled'] as const
+export type OrderStatus = (typeof ORDER_STATUSES)[number]
+export const ORDER_TRANSITIONS: Readonly<Record<OrderStatus, readonly OrderStatus[]>> = {
+  placed: ['approved', 'cancelled'],
+  approved: ['delivered', 'cancelled'],
+  delivered: [],
+  cancelled: [],
+}
+
+/** An order reserves its quantity of a pet's stock from placement until it is cancelled. */
+export interface Order {
+  id: bigint
+  petId: bigint
+  quantity: number
+  status: OrderStatus
+  placedAt: string
+  updatedAt: string
+}

@@ -9,6 +9,9 @@ export const ERROR_CODES = {
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
+  insufficient_stock: 409,
+  idempotency_key_reused: 409,
+  invalid_transition: 409,
   precondition_failed: 412,
   payload_too_large: 413,
   uri_too_long: 414,
@@ -22,8 +25,16 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES
 
+/**
+ * Codes that name one domain rule and share their status with others: only the domain raises them,
+ * and a bare status is never mapped to one (a 409 from a plugin is a bug, not a stock shortage).
+ */
+export const RULE_CODES: readonly ErrorCode[] = ['insufficient_stock', 'idempotency_key_reused', 'invalid_transition']
+
 const STATUS_TO_CODE = new Map<number, ErrorCode>(
-  Object.entries(ERROR_CODES).map(([code, status]) => [status, code as ErrorCode]),
+  Object.entries(ERROR_CODES)
+    .filter(([code]) => !RULE_CODES.includes(code as ErrorCode))
+    .map(([code, status]) => [status, code as ErrorCode]),
 )
 
 /** The code for a status, for errors that carry only a status (the framework's own). */
@@ -81,5 +92,11 @@ export class UnavailableError extends DomainError {
 export class RateLimitedError extends DomainError {
   constructor(message: string) {
     super('rate_limited', message)
+  }
+}
+
+export class ConflictError extends DomainError {
+  constructor(code: 'insufficient_stock' | 'idempotency_key_reused' | 'invalid_transition', message: string) {
+    super(code, message)
   }
 }

@@ -14,6 +14,8 @@ export function createValidator(sharedSchemas: object[]) {
     strict: true,
   })
   ajv.addFormat('int64', { type: 'number', validate: () => true })
+  // Only responses carry dates, and the service writes them itself.
+  ajv.addFormat('date-time', { type: 'string', validate: () => true })
   for (const schema of sharedSchemas) ajv.addSchema(schema)
   return ajv
 }
@@ -57,4 +59,66 @@ export function compileParamsValidator(schema: {
     }
     return { value }
   }
+}
+
+interface QueryProperty {
+  type?: string
+  format?: string
+  minimum?: number
+  maximum?: number
+  enum?: string[]
+  default?: unknown
+}
+
+/**
+ * Query parameters arrive as text, like path parameters, and get the same exactness: an `int64` is
+ * parsed to a bigint, an integer must be canonical decimal text within its bounds, a string one of
+ * its enum. A parameter named twice, or one the operation does not declare, is refused: a typo in a
+ * filter must not silently widen the answer. Declared defaults fill what is absent.
+ */
+export function compileQueryValidator(schema: { properties?: Record<string, QueryProperty> }) {
+  const props = Object.entries(schema.properties ?? {})
+  for (const [name, prop] of props) {
+    if (!(prop.type === 'integer' || (prop.type === 'string' && prop.enum))) {
+      throw new Error(`query parameter ${name}: only integers and string enums are supported`)
+    }
+  }
+  const declared = new Set(props.map(([name]) => name))
+  return (query: Record<string, unknown>) => {
+    const unknown = Object.keys(query).find((name) => !declared.has(name))
+    if (unknown !== undefined) return { error: new Error(`unknown query parameter '${unknown}'; allowed: ${[...declared].join(', ')}`) }
+    const value: Record<string, unknown> = {}
+    for (const [name, prop] of props) {
+      const given = query[name]
+      if (given === undefined) {
+        if (prop.default !== undefined) value[name] = prop.format === 'int64' ? BigInt(prop.default as number) : prop.default
+        continue
+      }
+      const parsed = typeof given === 'string' ? parseQueryValue(given, prop) : undefined
+      if (parsed === undefined) return { error: new Error(`query parameter ${name} ${expectation(prop)}`) }
+      value[name] = parsed
+    }
+    return { value }
+  }
+}
+
+function parseQueryValue(text: string, prop: QueryProperty): unknown {
+  if (prop.enum) return prop.enum.includes(text) ? text : undefined
+  const exact = parseInt64(text)
+  if (exact === undefined) return undefined
+  if ((prop.minimum !== undefined && exact < BigInt(prop.minimum)) || (prop.maximum !== undefined && exact > BigInt(prop.maximum))) {
+    return undefined
+  }
+  return prop.format === 'int64' ? exact : Number(exact)
+}
+
+function expectation(prop: QueryProperty): string {
+  if (prop.enum) return `must be one of: ${prop.enum.join(', ')}`
+  const range =
+    prop.minimum !== undefined && prop.maximum !== undefined
+      ? ` from ${prop.minimum} to ${prop.maximum}`
+      : prop.minimum !== undefined
+        ? ` of at least ${prop.minimum}`
+        : ''
+  return `must be a decimal ${prop.format === 'int64' ? 'int64 ' : ''}integer${range}, given once`
 }

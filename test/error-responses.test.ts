@@ -2,7 +2,7 @@ import Database from 'better-sqlite3'
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import pg from 'pg'
-import { ERROR_CODES, codeForStatus } from '../src/errors.js'
+import { ERROR_CODES, codeForStatus, type ErrorCode } from '../src/errors.js'
 import { BACKENDS, createKey, seed, useResources, type Response, type TestServer } from './helpers.js'
 import { holdSqliteRecoveryLock } from './sqlite-locks.js'
 import { TcpProxy } from './tcp-proxy.js'
@@ -17,12 +17,24 @@ type Phase = 'healthy' | 'limited' | 'unavailable' | 'broken'
 interface Trigger {
   phase: Phase
   send: (server: TestServer, token: string) => Promise<Response>
+  /** The code, where the status has several (the 409s of domain rules). */
+  code?: ErrorCode
 }
 
 const json = { 'content-type': 'application/json' }
 /** The limited server allows one request per key and window: the second is refused. */
 const twice = (send: () => Promise<Response>) => send().then(send)
 const anyTag = { 'if-match': '*' }
+const bigBody = (field: string) => `{"${field}":1,"p":"${'x'.repeat(70_000)}"}`
+const longId = '9'.repeat(9000)
+/** Pet 2 holds one unit: an order for it placed, then cancelled, leaves the stock as it was. */
+async function cancelledOrder(s: TestServer, token: string): Promise<string> {
+  const placed = await s.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 1 } })
+  assert.equal(placed.status, 201, placed.text)
+  const cancelled = await s.request('PATCH', `/v1/store/orders/${placed.body.id}`, { token, body: { status: 'cancelled' } })
+  assert.equal(cancelled.status, 200, cancelled.text)
+  return String(placed.body.id)
+}
 const TRIGGERS: Record<string, Record<number, Trigger>> = {
   'GET /inventory': {
     401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/inventory') },
@@ -80,6 +92,66 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
       send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 3 }, headers: anyTag }),
     },
   },
+  'GET /inventory/changes': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/inventory/changes?limit=0', { token }) },
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/inventory/changes') },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/inventory/changes', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/inventory/changes', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/inventory/changes', { token }) },
+  },
+  'GET /store/orders': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/store/orders?status=lost', { token }) },
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/store/orders') },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/store/orders', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/store/orders', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/store/orders', { token }) },
+  },
+  'POST /store/orders': {
+    400: { phase: 'healthy', send: (s, token) => s.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 0 } }) },
+    401: { phase: 'healthy', send: (s) => s.request('POST', '/v1/store/orders', { body: { petId: 2, quantity: 1 } }) },
+    404: { phase: 'healthy', send: (s, token) => s.request('POST', '/v1/store/orders', { token, body: { petId: 424242, quantity: 1 } }) },
+    409: {
+      phase: 'healthy',
+      code: 'insufficient_stock',
+      send: (s, token) => s.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 1000 } }),
+    },
+    413: { phase: 'healthy', send: (s, token) => s.request('POST', '/v1/store/orders', { token, rawBody: bigBody('petId'), headers: json }) },
+    415: {
+      phase: 'healthy',
+      send: (s, token) => s.request('POST', '/v1/store/orders', { token, rawBody: 'petId=2', headers: { 'content-type': 'text/plain' } }),
+    },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 1000 } })) },
+    500: { phase: 'broken', send: (s, token) => s.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 1 } }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 1 } }) },
+  },
+  'GET /store/orders/{orderId}': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/store/orders/x', { token }) },
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/store/orders/1') },
+    404: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/store/orders/424242', { token }) },
+    414: { phase: 'healthy', send: (s, token) => s.request('GET', `/v1/store/orders/${longId}`, { token }) },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/store/orders/1', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/store/orders/1', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/store/orders/1', { token }) },
+  },
+  'PATCH /store/orders/{orderId}': {
+    400: { phase: 'healthy', send: (s, token) => s.request('PATCH', '/v1/store/orders/1', { token, body: { status: 'lost' } }) },
+    401: { phase: 'healthy', send: (s) => s.request('PATCH', '/v1/store/orders/1', { body: { status: 'approved' } }) },
+    404: { phase: 'healthy', send: (s, token) => s.request('PATCH', '/v1/store/orders/424242', { token, body: { status: 'approved' } }) },
+    409: {
+      phase: 'healthy',
+      code: 'invalid_transition',
+      send: async (s, token) => s.request('PATCH', `/v1/store/orders/${await cancelledOrder(s, token)}`, { token, body: { status: 'approved' } }),
+    },
+    413: { phase: 'healthy', send: (s, token) => s.request('PATCH', '/v1/store/orders/1', { token, rawBody: bigBody('status'), headers: json }) },
+    414: { phase: 'healthy', send: (s, token) => s.request('PATCH', `/v1/store/orders/${longId}`, { token, body: { status: 'approved' } }) },
+    415: {
+      phase: 'healthy',
+      send: (s, token) => s.request('PATCH', '/v1/store/orders/1', { token, rawBody: 'status=approved', headers: { 'content-type': 'text/plain' } }),
+    },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('PATCH', '/v1/store/orders/424242', { token, body: { status: 'approved' } })) },
+    500: { phase: 'broken', send: (s, token) => s.request('PATCH', '/v1/store/orders/1', { token, body: { status: 'approved' } }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('PATCH', '/v1/store/orders/1', { token, body: { status: 'approved' } }) },
+  },
 }
 
 for (const backend of BACKENDS) {
@@ -96,7 +168,10 @@ for (const backend of BACKENDS) {
       const database = await resources.database(backend)
       databaseUrl = database.url
       token = await createKey(databaseUrl, 'errors')
-      await seed(databaseUrl, [{ petId: 1, quantity: 5, status: 'available' }])
+      await seed(databaseUrl, [
+        { petId: 1, quantity: 5, status: 'available' },
+        { petId: 2, quantity: 1, status: 'available' },
+      ])
       let serverUrl = databaseUrl
       if (backend.name === 'postgres') {
         const direct = new URL(databaseUrl)
@@ -131,13 +206,14 @@ for (const backend of BACKENDS) {
       const sent = declared.filter((d) => TRIGGERS[d.operation]![d.status]!.phase === phase)
       assert.ok(sent.length > 0)
       for (const { operation, status } of sent) {
-        const res = await TRIGGERS[operation]![status]!.send(phase === 'limited' ? limitedServer : server, token)
+        const trigger = TRIGGERS[operation]![status]!
+        const res = await trigger.send(phase === 'limited' ? limitedServer : server, token)
         const where = `${operation} → ${status}`
         assert.equal(res.status, status, `${where}: ${res.text}`)
         assert.match(res.headers.get('content-type') ?? '', /^application\/json/, where)
         assert.deepEqual(Object.keys(res.body).sort(), ['code', 'message', 'status'], where)
         assert.equal(res.body.status, status, where)
-        assert.equal(res.body.code, codeForStatus(status), where)
+        assert.equal(res.body.code, trigger.code ?? codeForStatus(status), where)
         assert.equal(ERROR_CODES[res.body.code as keyof typeof ERROR_CODES], status, where)
         assert.ok(typeof res.body.message === 'string' && res.body.message.length > 0, where)
       }
@@ -170,18 +246,21 @@ for (const backend of BACKENDS) {
       let list: Response
       do list = await server.request('GET', '/v1/inventory', { token })
       while (list.status !== 200 && Date.now() < deadline)
-      assert.deepEqual(list.body, [{ petId: 1n, quantity: 5, status: 'available' }])
+      assert.deepEqual(list.body, [
+        { petId: 1n, quantity: 5, status: 'available' },
+        { petId: 2n, quantity: 1, status: 'available' },
+      ])
     })
 
     test('When each declared response is provoked with the database broken, then the same holds and nothing internal shows', async () => {
       if (backend.name === 'sqlite') {
         const db = new Database(databaseUrl.slice('sqlite:'.length))
-        db.exec('DROP TABLE inventory')
+        db.exec('DROP TABLE inventory; DROP TABLE orders; DROP TABLE inventory_changes')
         db.close()
       } else {
         const client = new pg.Client({ connectionString: databaseUrl })
         await client.connect()
-        await client.query('DROP TABLE inventory CASCADE')
+        await client.query('DROP TABLE inventory, orders, inventory_changes CASCADE')
         // DROP fires no trigger: move the version as a write would, so the cached list is not served.
         await client.query('UPDATE inventory_version SET version = version + 1')
         await client.end()

@@ -16,6 +16,16 @@ const COMMITTED = fileURLToPath(new URL('../../openapi.json', import.meta.url))
 const ERROR_REF = '#/components/schemas/Error'
 const normalise = (text: string) => JSON.stringify(JSON.parse(text), null, 2)
 
+/** Every path of the document, with its operations' ids by method. */
+const OPERATIONS: Record<string, Record<string, string>> = {
+  '/inventory': { get: 'listInventory' },
+  '/inventory/changes': { get: 'listInventoryChanges' },
+  '/inventory/{petId}': { get: 'getInventoryItem', patch: 'updateInventory' },
+  '/store/orders': { get: 'listOrders', post: 'placeOrder' },
+  '/store/orders/{orderId}': { get: 'getOrder', patch: 'updateOrder' },
+}
+const PATHS = Object.keys(OPERATIONS).sort()
+
 /** Sends raw bytes and returns the raw HTTP response, for requests fetch() refuses to make. */
 function rawRequest(server: TestServer, raw: string): Promise<string> {
   const { hostname, port } = new URL(server.baseUrl)
@@ -66,7 +76,9 @@ describe('OpenAPI document and docs page (sqlite)', () => {
 
   test('When the shared schemas are read, then InventoryItem, InventoryUpdate, PetStatus and Error are as documented', () => {
     const { schemas } = doc.components
-    assert.deepEqual(Object.keys(schemas).sort(), ['Error', 'InventoryItem', 'InventoryUpdate', 'PetStatus'])
+    assert.deepEqual(Object.keys(schemas).sort(), [
+      'ChangeReason', 'Error', 'InventoryChange', 'InventoryItem', 'InventoryUpdate', 'Order', 'OrderCreate', 'OrderStatus', 'OrderUpdate', 'PetStatus',
+    ])
     assert.deepEqual(schemas.PetStatus.enum, ['available', 'pending', 'sold'])
     assert.equal(schemas.InventoryItem.properties.petId.type, 'integer')
     assert.equal(schemas.InventoryItem.properties.petId.format, 'int64')
@@ -86,13 +98,12 @@ describe('OpenAPI document and docs page (sqlite)', () => {
     }
   })
 
-  test('When the operations are read, then listInventory, getInventoryItem and updateInventory are the only ones, secured by bearer auth', () => {
-    assert.deepEqual(Object.keys(doc.paths).sort(), ['/inventory', '/inventory/{petId}'])
-    assert.deepEqual(Object.keys(doc.paths['/inventory']), ['get'])
-    assert.deepEqual(Object.keys(doc.paths['/inventory/{petId}']).sort(), ['get', 'patch'])
-    assert.equal(doc.paths['/inventory'].get.operationId, 'listInventory')
-    assert.equal(doc.paths['/inventory/{petId}'].get.operationId, 'getInventoryItem')
-    assert.equal(doc.paths['/inventory/{petId}'].patch.operationId, 'updateInventory')
+  test('When the operations are read, then they are exactly the documented ones, all secured by bearer auth', () => {
+    assert.deepEqual(Object.keys(doc.paths).sort(), PATHS)
+    for (const [path, ops] of Object.entries(OPERATIONS)) {
+      assert.deepEqual(Object.keys(doc.paths[path]).sort(), Object.keys(ops).sort(), path)
+      for (const [method, id] of Object.entries(ops)) assert.equal(doc.paths[path][method].operationId, id, `${method} ${path}`)
+    }
     assert.ok(doc.security.length > 0)
     for (const requirement of doc.security) {
       for (const name of Object.keys(requirement)) {
@@ -101,8 +112,36 @@ describe('OpenAPI document and docs page (sqlite)', () => {
         assert.equal(scheme.scheme.toLowerCase(), 'bearer', name)
       }
     }
-    for (const op of [doc.paths['/inventory'].get, doc.paths['/inventory/{petId}'].get, doc.paths['/inventory/{petId}'].patch]) {
-      assert.equal(op.security, undefined, `${op.operationId} must not override the global security`)
+    for (const [path, ops] of Object.entries(OPERATIONS)) {
+      for (const method of Object.keys(ops)) {
+        const op = doc.paths[path][method]
+        assert.equal(op.security, undefined, `${op.operationId} must not override the global security`)
+        assert.equal(op.responses['401']?.content['application/json'].schema.$ref, ERROR_REF, `${op.operationId} 401`)
+      }
+    }
+  })
+
+  test('When placeOrder is read, then it is experimental, takes an optional Idempotency-Key and answers 201 with Location, 409 for conflicts', () => {
+    const post = doc.paths['/store/orders'].post
+    assert.equal(post['x-stability'], 'experimental')
+    assert.match(post.description, /experimental/i)
+    assert.equal(post.requestBody.content['application/json'].schema.$ref, '#/components/schemas/OrderCreate')
+    const key = post.parameters.find((p: any) => p.in === 'header' && p.name === 'idempotency-key')
+    assert.equal(key.required, false)
+    assert.equal(key.schema.pattern, '^[\\x20-\\x7e]{1,255}$')
+    assert.ok(post.responses['201'].headers.Location)
+    assert.ok(post.responses['201'].headers['Idempotent-Replayed'])
+    assert.match(post.responses['409'].description, /insufficient_stock/)
+    assert.match(post.responses['409'].description, /idempotency_key_reused/)
+    assert.match(doc.paths['/store/orders/{orderId}'].patch.responses['409'].description, /invalid_transition/)
+  })
+
+  test('When the paged listings are read, then they declare limit and after, and a Link header on their 200', () => {
+    for (const op of [doc.paths['/store/orders'].get, doc.paths['/inventory/changes'].get]) {
+      const query = Object.fromEntries(op.parameters.filter((p: any) => p.in === 'query').map((p: any) => [p.name, p.schema]))
+      assert.deepEqual([query.limit.minimum, query.limit.maximum, query.limit.default], [1, 1000, 100], op.operationId)
+      assert.equal(query.after.format, 'int64', op.operationId)
+      assert.ok(op.responses['200'].headers.Link, `${op.operationId} declares Link`)
     }
   })
 
@@ -223,7 +262,7 @@ describe('OpenAPI servers (sqlite, custom base URLs)', () => {
     assert.deepEqual(doc.servers.find((s: any) => s.description === 'Staging'), { url: 'https://staging.petstore.test/inventory/v1', description: 'Staging' })
     // "This server" is the relative /v1 unless PUBLIC_BASE_URL is set; the others are absolute.
     for (const s of doc.servers) assert.match(s.url, /^(https?:\/\/[^/]+(\/[^/]+)*)?\/v1$/, s.url)
-    assert.deepEqual(Object.keys(doc.paths).sort(), ['/inventory', '/inventory/{petId}'])
+    assert.deepEqual(Object.keys(doc.paths).sort(), PATHS)
   })
 
   test('When a base URL has a trailing slash or every base URL has a path, then the servers and paths still join to /v1/inventory', async () => {
@@ -238,7 +277,7 @@ describe('OpenAPI servers (sqlite, custom base URLs)', () => {
       await app.close()
       await storage.close()
       for (const s of doc.servers) assert.match(s.url, /^(\/v1|.*[^/]\/v1)$/, s.url)
-      assert.deepEqual(Object.keys(doc.paths).sort(), ['/inventory', '/inventory/{petId}'])
+      assert.deepEqual(Object.keys(doc.paths).sort(), PATHS)
     }
   })
 })

@@ -1,3 +1,4 @@
+import { CLI_ACTOR } from '../src/domain.js'
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import pg from 'pg'
@@ -93,16 +94,16 @@ describe('PostgreSQL timeouts', { skip: !postgres && 'PostgreSQL is not reachabl
       const database = await resources.database(postgres!)
       await seed(database.url, [{ petId: 1, quantity: 1, status: 'available' }])
       ;({ proxy, storage } = await proxied(database.url))
-      assert.deepEqual(await storage.setQuantity(1n, 2), { petId: 1n, quantity: 2, status: 'available' })
+      assert.deepEqual(await storage.writeStock({ kind: 'set', petId: 1n, quantity: 2, actor: CLI_ACTOR }), { petId: 1n, quantity: 2, status: 'available' })
 
       await proxy.blackhole()
       const started = Date.now()
-      await assert.rejects(storage.setQuantity(1n, 3), { code: 'service_unavailable' })
+      await assert.rejects(storage.writeStock({ kind: 'set', petId: 1n, quantity: 3, actor: CLI_ACTOR }), { code: 'service_unavailable' })
       const ms = Date.now() - started
       assert.ok(ms < TIMEOUT_MS * 1.5, `the write failed after ${ms} ms (DB_TIMEOUT_MS ${TIMEOUT_MS})`)
 
       await proxy.restore()
-      assert.deepEqual(await within(storage.setQuantity(1n, 4), 5000, 'a write after the outage'), {
+      assert.deepEqual(await within(storage.writeStock({ kind: 'set', petId: 1n, quantity: 4, actor: CLI_ACTOR }), 5000, 'a write after the outage'), {
         petId: 1n,
         quantity: 4,
         status: 'available',

@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Actor } from '../domain.js'
 import type { KeysService } from '../keys/keys.service.js'
 import type { FreshCache } from '../cache/fresh-cache.js'
 import type { Versions } from '../storage/storage.js'
@@ -32,4 +33,9 @@ export function requireApiKey(scope: FastifyInstance, keys: KeysService, cache: 
     request.apiKeyId = await keys.authenticate(authorization, request.versions.keys)
     if (perKey) await perKey.count(reply, 'per-key', String(request.apiKeyId))
   })
+}
+
+/** Who a write is recorded as made by, in the ledger: the request's key and id. */
+export function requestActor(request: FastifyRequest): Actor {
+  return { keyId: request.apiKeyId, requestId: request.id }
 }

@@ -19,7 +19,7 @@ export const ErrorSchema = Type.Object(
 /** Response schemas for the error statuses an operation documents. */
 export function errorResponses(...statuses: number[]) {
   const descriptions: Record<number, string> = {
-    400: 'The request is invalid: a bad path parameter, or a body that is missing fields, has unknown fields or invalid values, or is not JSON.',
+    400: 'The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON.',
     401: 'The API key is missing, malformed, unknown or revoked.',
     404: 'The requested resource could not be found.',
     412: 'If-Match does not hold: the entry has changed since its ETag was read. Nothing changed.',

@@ -35,7 +35,10 @@ export async function registerOpenApi(app: FastifyInstance, config: Config) {
       openapi: '3.1.0',
       info: { title: 'Petstore Inventory API', version: '1.0.0', description: DESCRIPTION },
       servers: servers(config),
-      tags: [{ name: 'inventory', description: 'Stock levels per pet' }],
+      tags: [
+        { name: 'inventory', description: 'Stock levels per pet, and the ledger of their changes' },
+        { name: 'store', description: 'Orders, which reserve stock' },
+      ],
       components: {
         securitySchemes: {
           bearerAuth: {

@@ -1,7 +1,18 @@
-import type { InventoryItem } from '../domain.js'
+import type { InventoryChange, InventoryItem } from '../domain.js'
 
 // Hand-written because JSON.stringify cannot write a bigint as a JSON number, and petIds beyond 2^53
 // must stay exact numbers. status comes from a closed enum, so it never needs escaping.
 export function itemJson(item: InventoryItem): string {
   return `{"petId":${item.petId},"quantity":${item.quantity},"status":"${item.status}"}`
+}
+
+const jsonOrNull = (value: bigint | number | null) => (value === null ? 'null' : String(value))
+
+/** A ledger row; the request id is a client's text (a plain one, see app.ts), escaped all the same. */
+export function changeJson(c: InventoryChange): string {
+  return (
+    `{"seq":${c.seq},"petId":${c.petId},"previousQuantity":${jsonOrNull(c.previousQuantity)},"quantity":${c.quantity},` +
+    `"reason":"${c.reason}","orderId":${jsonOrNull(c.orderId)},"keyId":${jsonOrNull(c.keyId)},` +
+    `"requestId":${c.requestId === null ? 'null' : JSON.stringify(c.requestId)},"at":"${c.at}"}`
+  )
 }

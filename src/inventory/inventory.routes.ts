@@ -9,6 +9,7 @@ import { Spool } from '../cache/spool.js'
 import { PetIdParamsSchema } from './inventory.schema.js'
 import type { InventoryService } from './inventory.service.js'
 import type { VersionedValue } from '../cache/versioned.js'
+import { requestActor } from '../http/auth.js'
 
 export interface InventoryRoutesOptions {
   inventory: InventoryService
@@ -118,7 +119,7 @@ export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> 
     async (request, reply) => {
       const { quantity } = request.body as { quantity: number }
       const precondition = writePrecondition(request.headers['if-match'], requireIfMatch)
-      const item = await inventory.setQuantity(request.params.petId, quantity, precondition)
+      const item = await inventory.setQuantity(request.params.petId, quantity, requestActor(request), precondition)
       return sendRepresentation(request, reply, itemJson(item))
     },
   )

@@ -1,5 +1,5 @@
-import { Type, type Static } from 'typebox'
-import { MAX_QUANTITY, PET_STATUSES, type PetStatus } from '../domain.js'
+import { Type, type Static, type TSchema } from 'typebox'
+import { CHANGE_REASONS, MAX_QUANTITY, PET_STATUSES, type ChangeReason, type PetStatus } from '../domain.js'
 
 export const PetStatusSchema = Type.Unsafe<PetStatus>({
   $id: 'PetStatus',
@@ -52,4 +52,40 @@ export const PetIdParamsSchema = Type.Object({
 export const InventoryRecordSchema = Type.Object(
   { quantity: QuantitySchema, status: Type.Ref('PetStatus') },
   { additionalProperties: false },
+)
+
+export const ChangeReasonSchema = Type.Unsafe<ChangeReason>({
+  $id: 'ChangeReason',
+  type: 'string',
+  enum: [...CHANGE_REASONS],
+  description:
+    'Why the quantity changed: `adjustment` (updateInventory), `import` (the operator\'s `petstore import inventory`), ' +
+    '`order` (placeOrder took the stock), `cancellation` (a cancelled order gave it back).',
+})
+
+const nullable = <T extends TSchema>(schema: T, description: string) => Type.Union([schema, Type.Null()], { description })
+
+export const InventoryChangeSchema = Type.Object(
+  {
+    seq: Type.Unsafe<bigint>({
+      type: 'integer',
+      format: 'int64',
+      description:
+        'Position in the ledger: increases with every change, in commit order, across all instances. ' +
+        'A reader that asks for `after=<the last seq it saw>` never misses or repeats a change.',
+    }),
+    petId: PetIdSchema,
+    previousQuantity: nullable(QuantitySchema, 'The quantity before the change; null when the change created the entry.'),
+    quantity: QuantitySchema,
+    reason: Type.Ref('ChangeReason'),
+    orderId: nullable(Type.Unsafe<bigint>({ type: 'integer', format: 'int64' }), 'The order, for reasons `order` and `cancellation`; otherwise null.'),
+    keyId: nullable(Type.Integer(), 'The id of the API key that made the change (as `petstore keys list` shows it); null for the CLI.'),
+    requestId: nullable(Type.String(), "The request's id (its X-Request-Id response header); null for the CLI."),
+    at: Type.String({ format: 'date-time', description: 'When the change was committed (RFC 3339, UTC, milliseconds).' }),
+  },
+  {
+    $id: 'InventoryChange',
+    additionalProperties: false,
+    description: 'One row of the ledger: every change to a quantity has exactly one, written in the same transaction.',
+  },
 )

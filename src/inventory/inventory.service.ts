@@ -1,6 +1,6 @@
 import { InvalidInputError, NotFoundError, PreconditionFailedError } from '../errors.js'
-import type { InventoryItem } from '../domain.js'
-import { DuplicatePetIdError, type Precondition, type Storage } from '../storage/storage.js'
+import type { Actor, InventoryChange, InventoryItem } from '../domain.js'
+import { DuplicatePetIdError, type ChangeQuery, type Precondition, type SetResult, type Storage } from '../storage/storage.js'
 import type { ImportSource } from './import-file.js'
 
 export class InventoryService {
@@ -18,13 +18,18 @@ export class InventoryService {
   }
 
   /** Sets a quantity; with a precondition, only if it holds for the entry when the write applies. */
-  async setQuantity(petId: bigint, quantity: number, precondition?: Precondition): Promise<InventoryItem> {
-    const result = await this.storage.setQuantity(petId, quantity, precondition)
+  async setQuantity(petId: bigint, quantity: number, actor: Actor, precondition?: Precondition): Promise<InventoryItem> {
+    const result = (await this.storage.writeStock({ kind: 'set', petId, quantity, actor, precondition })) as SetResult
     if (result === 'not_found') throw new NotFoundError(`No inventory entry for pet ${petId}`)
     if (result === 'precondition_failed') {
       throw new PreconditionFailedError(`The entry for pet ${petId} has changed since the ETag in If-Match was read`)
     }
     return result
+  }
+
+  /** A page of the ledger (see Storage.listChanges). */
+  changes(query: ChangeQuery): Promise<InventoryChange[]> {
+    return this.storage.listChanges(query)
   }
 
   /**

@@ -1,17 +1,22 @@
-import type { InventoryItem } from '../domain.js'
+import type { InventoryChange, InventoryItem, Order, OrderStatus } from '../domain.js'
+import type { StockResult, StockWrite } from './stock-batch.js'
 
-/** Decides, inside a write's own transaction, whether the write may apply to the entry as it is. */
-export type Precondition = (current: InventoryItem) => boolean
+export type { PlaceResult, Precondition, SetResult, StockWrite, TransitionResult } from './stock-batch.js'
 
-/** One PATCH, as the group commit carries it. */
-export interface QuantityWrite {
-  petId: bigint
-  quantity: number
-  precondition?: Precondition | undefined
+/** A page of the ledger: rows after a seq, oldest first, or a pet's newest first. */
+export interface ChangeQuery {
+  after: bigint
+  limit: number
+  petId?: bigint | undefined
+  newestFirst?: boolean
 }
 
-/** What a quantity write did: the entry after it, or why nothing was applied. */
-export type WriteResult = InventoryItem | 'not_found' | 'precondition_failed'
+/** A page of orders: by id after `after`, optionally of one status. */
+export interface OrderQuery {
+  after: bigint
+  limit: number
+  status?: OrderStatus | undefined
+}
 
 /** One record of an import file, with its position there (entry or line number) for messages. */
 export interface ImportRecord {
@@ -90,15 +95,24 @@ export interface Storage {
   /** One entry, or undefined when the pet has none. */
   getInventoryItem(petId: bigint): Promise<InventoryItem | undefined>
   /**
-   * Sets one entry's quantity, if `precondition` (when given) holds for the entry as it is at that
-   * point of the transaction. Resolves after the commit.
+   * Applies one write that changes stock (a quantity set, if its precondition holds for the entry as
+   * it is at that point; an order placed, unless the stock would go below zero; an order's status
+   * changed), with its ledger row, and resolves after the commit. Concurrent writes share commits,
+   * applied in the order they were asked for, by the rules of planBatch (stock-batch.ts); the result
+   * is the one for the write's kind (SetResult, PlaceResult, TransitionResult).
    */
-  setQuantity(petId: bigint, quantity: number, precondition?: Precondition): Promise<WriteResult>
+  writeStock(write: StockWrite): Promise<StockResult>
+  getOrder(orderId: bigint): Promise<Order | undefined>
+  /** Up to `limit` orders with ids above `after`, by id. */
+  listOrders(query: OrderQuery): Promise<Order[]>
+  /** Up to `limit` ledger rows: with seq above `after` in seq order, or (newestFirst) a pet's latest first. */
+  listChanges(query: ChangeQuery): Promise<InventoryChange[]>
   /**
    * Inserts or replaces every record, all or nothing, reading the chunks as they come: they are
    * staged first (where a repeated petId is found: DuplicatePetIdError), and the inventory is written
-   * in one short transaction at the end, so other writers wait only for that. An error thrown by the
-   * chunks leaves the inventory as it was. Resolves with the number of records.
+   * in one short transaction at the end, with a ledger row per record in file order, so other
+   * writers wait only for that. An error thrown by the chunks leaves the inventory as it was.
+   * Resolves with the number of records.
    */
   importInventory(chunks: AsyncIterable<ImportRecord[]>): Promise<number>
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { errorCodes, type FastifyError } from 'fastify'
 import { describe, test } from 'node:test'
-import { ERROR_CODES, InvalidInputError, NotFoundError, UnauthorizedError, UnavailableError } from '../../src/errors.js'
+import { ERROR_CODES, RULE_CODES, InvalidInputError, NotFoundError, UnauthorizedError, UnavailableError } from '../../src/errors.js'
 import { classify } from '../../src/http/errors.js'
 
 const statusOf = (code: keyof typeof ERROR_CODES) => ERROR_CODES[code]
@@ -53,8 +53,11 @@ describe('error classification', () => {
     }
   })
 
-  test('When the codes are listed, then each status has exactly one code', () => {
-    const statuses = Object.values(ERROR_CODES)
+  test('When the codes are listed, then each status has exactly one code besides the codes of domain rules', () => {
+    const statuses = Object.entries(ERROR_CODES)
+      .filter(([code]) => !RULE_CODES.includes(code as keyof typeof ERROR_CODES))
+      .map(([, status]) => status)
     assert.equal(new Set(statuses).size, statuses.length)
+    for (const code of RULE_CODES) assert.equal(ERROR_CODES[code], 409, `${code} is a conflict with the stored state`)
   })
 })

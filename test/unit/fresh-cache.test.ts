@@ -1,3 +1,4 @@
+import { CLI_ACTOR } from '../../src/domain.js'
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -42,7 +43,7 @@ describe('FreshCache: the per-request counter read', () => {
   test('When a write commits after a read was shared, then a request arriving after it gets a new read that sees it', async () => {
     const cache = new FreshCache(storage)
     const first = await cache.versions()
-    const written = await storage.setQuantity(1n, 2)
+    const written = await storage.writeStock({ kind: 'set', petId: 1n, quantity: 2, actor: CLI_ACTOR })
     assert.notEqual(written, 'not_found')
     reads = 0
     const next = await cache.versions()

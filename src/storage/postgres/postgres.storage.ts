@@ -1,9 +1,10 @@
 import pg from 'pg'
 import { to as copyTo } from 'pg-copy-streams'
 import { UnavailableError } from '../../errors.js'
-import type { InventoryItem, PetStatus } from '../../domain.js'
+import type { ChangeReason, InventoryChange, InventoryItem, Order, OrderStatus, PetStatus } from '../../domain.js'
 import { GroupCommit } from '../group-commit.js'
-import { DuplicatePetIdError, type ApiKey, type ConnectionUse, type ImportRecord, type Precondition, type QuantityWrite, type Storage, type StorageObserver, type Versions, type WriteResult } from '../storage.js'
+import { DuplicatePetIdError, type ApiKey, type ChangeQuery, type ConnectionUse, type ImportRecord, type OrderQuery, type Storage, type StorageObserver, type Versions } from '../storage.js'
+import { IDEMPOTENCY_TTL_MS, batchReads, claimKey, planBatch, type BatchState, type Placement, type StockResult, type StockWrite } from '../stock-batch.js'
 import { migratePostgres } from './migrate.js'
 import { LIST_ENTRY_JSON } from '../list-entry-json.js'
 
@@ -28,6 +29,50 @@ interface KeyRow {
   last_used_at: Date | null
   revoked_at: Date | null
 }
+
+interface OrderRow {
+  id: string
+  pet_id: string
+  quantity: number
+  status: OrderStatus
+  placed_at: Date
+  updated_at: Date
+}
+interface ChangeRow {
+  seq: string
+  pet_id: string
+  previous_quantity: number | null
+  quantity: number
+  reason: ChangeReason
+  order_id: string | null
+  key_id: number | null
+  request_id: string | null
+  at: Date
+}
+const ORDER_COLUMNS = 'id::text AS id, pet_id::text AS pet_id, quantity, status, placed_at, updated_at'
+const CHANGE_COLUMNS =
+  'seq::text AS seq, pet_id::text AS pet_id, previous_quantity, quantity, reason, order_id::text AS order_id, key_id, request_id, at'
+
+const toOrder = (r: OrderRow): Order => ({
+  id: BigInt(r.id),
+  petId: BigInt(r.pet_id),
+  quantity: r.quantity,
+  status: r.status,
+  placedAt: r.placed_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
+})
+
+const toChange = (r: ChangeRow): InventoryChange => ({
+  seq: BigInt(r.seq),
+  petId: BigInt(r.pet_id),
+  previousQuantity: r.previous_quantity,
+  quantity: r.quantity,
+  reason: r.reason,
+  orderId: r.order_id === null ? null : BigInt(r.order_id),
+  keyId: r.key_id,
+  requestId: r.request_id,
+  at: r.at.toISOString(),
+})
 
 const toKey = (row: KeyRow): ApiKey => ({
   id: row.id,
@@ -55,8 +100,12 @@ function classify(error: unknown): unknown {
  * taking it first gives every writer the same lock order (version row, then pet rows), so a batch of
  * PATCHes and a multi-statement import, here or in other instances, can never deadlock.
  */
-async function lockInventory(run: Run) {
-  await run('SELECT version FROM inventory_version FOR UPDATE')
+async function lockInventory(run: Run): Promise<{ lastChange: bigint; lastOrder: bigint }> {
+  const [row] = await run<{ last_change: string; last_order: string }>(
+    'SELECT last_change::text AS last_change, last_order::text AS last_order FROM inventory_version FOR UPDATE',
+  )
+  // The ledger's seqs and the order ids are given out from these counters, under this same lock.
+  return { lastChange: BigInt(row!.last_change), lastOrder: BigInt(row!.last_order) }
 }
 
 /** Runs one statement on a lent connection, within the time the caller has left. */
@@ -79,7 +128,7 @@ const unavailable = () => new UnavailableError('The database is unavailable; ret
 
 export class PostgresStorage implements Storage {
   readonly dialect = 'postgres'
-  private readonly groupCommit: GroupCommit<QuantityWrite, WriteResult>
+  private readonly groupCommit: GroupCommit<StockWrite, StockResult>
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -90,7 +139,7 @@ export class PostgresStorage implements Storage {
     private readonly observer: StorageObserver | undefined,
   ) {
     // Half the pool commits batches; the rest stays free for reads and authentication.
-    this.groupCommit = new GroupCommit((batch, deadline) => this.commitQuantities(batch, deadline), {
+    this.groupCommit = new GroupCommit((batch, deadline) => this.commitStockWrites(batch, deadline), {
       maxInFlight: Math.max(1, poolSize >> 1),
       maxWaitMs: timeoutMs,
       expired: unavailable,
@@ -270,65 +319,156 @@ export class PostgresStorage implements Storage {
     return rows[0] && { petId, quantity: rows[0].quantity, status: rows[0].status }
   }
 
-  setQuantity(petId: bigint, quantity: number, precondition?: Precondition): Promise<WriteResult> {
-    return this.groupCommit.submit({ petId, quantity, precondition })
+  writeStock(write: StockWrite): Promise<StockResult> {
+    return this.groupCommit.submit(write)
   }
 
   /**
-   * One transaction, one commit, for a whole batch, applied as if in submission order: when a pet
-   * appears more than once the last value is stored, and each caller gets the entry as its own write
-   * left it. Like every inventory writer, it locks the inventory_version row first (see
-   * lockInventory), so no other writer can change a row between the reads and the update here.
-   * Without preconditions the whole batch is one call of set_inventory_quantities (migration 003).
+   * One transaction, one commit, for a whole batch, applied in submission order. A batch of plain
+   * PATCHes is one call of set_inventory_quantities (migration 004): one round trip. Anything else
+   * (If-Match preconditions, orders) locks the inventory_version row first, like every inventory
+   * writer (see lockInventory), reads what planBatch needs, which no other writer can change until
+   * the commit, and writes the plan in one statement.
    */
-  private async commitQuantities(batch: QuantityWrite[], deadline: number): Promise<WriteResult[]> {
-    if (!batch.some((w) => w.precondition)) {
-      // One statement, committed on its own before the server answers: one round trip per batch.
-      const last = new Map(batch.map((w) => [w.petId, w.quantity]))
+  private async commitStockWrites(batch: StockWrite[], deadline: number): Promise<StockResult[]> {
+    const at = new Date()
+    const plain = batch.every((w) => w.kind === 'set' && !w.precondition)
+    if (plain) {
+      const sets = batch as Extract<StockWrite, { kind: 'set' }>[]
       const rows = await this.withConnection(deadline, (run) =>
-        run<{ pet_id: string; status: PetStatus }>(
-          'SELECT pet_id::text AS pet_id, status FROM set_inventory_quantities($1::bigint[], $2::integer[])',
-          [[...last.keys()].map(String), [...last.values()]],
+        run<{ write_ord: string; write_status: PetStatus }>(
+          'SELECT write_ord::text, write_status FROM set_inventory_quantities($1::bigint[], $2::integer[], $3::integer[], $4::text[], $5)',
+          [sets.map((w) => String(w.petId)), sets.map((w) => w.quantity), sets.map((w) => w.actor.keyId), sets.map((w) => w.actor.requestId), at],
         ),
       )
-      const status = new Map(rows.map((r) => [BigInt(r.pet_id), r.status]))
-      return batch.map(({ petId, quantity }) => {
-        const s = status.get(petId)
+      const status = new Map(rows.map((r) => [Number(r.write_ord) - 1, r.write_status]))
+      return sets.map(({ petId, quantity }, i) => {
+        const s = status.get(i)
         return s ? { petId, quantity, status: s } : 'not_found'
       })
     }
-    const ids = [...new Set(batch.map((w) => String(w.petId)))]
     return this.transaction(deadline, async (run) => {
-      await lockInventory(run)
-      // Preconditions are checked against each entry as the writes before it in the batch left it.
-      const rows = await run<{ pet_id: string; quantity: number; status: PetStatus }>(
+      const reads = batchReads(batch)
+      const state: BatchState = { entries: new Map(), orders: new Map(), claims: new Map(), ...(await lockInventory(run)) }
+      if (reads.orderIds.size > 0) {
+        const rows = await run<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ANY($1::bigint[])`, [[...reads.orderIds].map(String)])
+        for (const order of rows.map(toOrder)) {
+          state.orders.set(order.id, order)
+          reads.petIds.add(order.petId)
+        }
+      }
+      const entries = await run<{ pet_id: string; quantity: number; status: PetStatus }>(
         'SELECT pet_id::text AS pet_id, quantity, status FROM inventory WHERE pet_id = ANY($1::bigint[])',
-        [ids],
+        [[...reads.petIds].map(String)],
       )
-      const entries = new Map(rows.map((r) => [BigInt(r.pet_id), { petId: BigInt(r.pet_id), quantity: r.quantity, status: r.status }]))
-      const changed = new Map<bigint, number>()
-      const results = batch.map(({ petId, quantity, precondition }): WriteResult => {
-        const current = entries.get(petId)
-        if (!current) return 'not_found'
-        if (precondition && !precondition(current)) return 'precondition_failed'
-        const next = { ...current, quantity }
-        entries.set(petId, next)
-        changed.set(petId, quantity)
-        return next
-      })
-      if (changed.size > 0) await this.updateQuantities(run, changed)
-      return results
+      for (const r of entries) state.entries.set(BigInt(r.pet_id), { petId: BigInt(r.pet_id), quantity: r.quantity, status: r.status })
+      if (reads.claims.length > 0) await this.readClaims(run, reads.claims, at, state)
+      const plan = planBatch(batch, state, at.toISOString())
+      await this.writePlan(run, plan, at)
+      return plan.results
     })
   }
 
-  private updateQuantities(run: Run, quantities: Map<bigint, number>) {
-    return run<{ pet_id: string; status: PetStatus }>(
-      `UPDATE inventory AS i SET quantity = v.quantity
-       FROM unnest($1::bigint[], $2::integer[]) AS v(pet_id, quantity)
-       WHERE i.pet_id = v.pet_id
-       RETURNING i.pet_id::text AS pet_id, i.status`,
-      [[...quantities.keys()].map(String), [...quantities.values()]],
+  /** The batch's unexpired Idempotency-Key claims, with the orders they placed; expired ones are purged a few at a time. */
+  private async readClaims(run: Run, claims: { keyId: number; key: string }[], at: Date, state: BatchState) {
+    const since = new Date(at.getTime() - IDEMPOTENCY_TTL_MS)
+    const rows = await run<{ key_id: number; idempotency_key: string; fingerprint: string; outcome: Placement['outcome']; order_id: string | null; available: number | null; pet_id: string | null; quantity: number | null; placed_at: Date | null }>(
+      `SELECT c.key_id, c.idempotency_key, c.fingerprint, c.outcome, c.order_id::text AS order_id, c.available,
+         o.pet_id::text AS pet_id, o.quantity, o.placed_at
+       FROM unnest($1::integer[], $2::text[]) AS k(key_id, idempotency_key)
+       JOIN idempotency_keys AS c USING (key_id, idempotency_key)
+       LEFT JOIN orders AS o ON o.id = c.order_id
+       WHERE c.created_at > $3`,
+      [claims.map((c) => c.keyId), claims.map((c) => c.key), since],
     )
+    for (const r of rows) {
+      const placement: Placement =
+        r.outcome === 'placed'
+          ? { outcome: 'placed', order: { id: BigInt(r.order_id!), petId: BigInt(r.pet_id!), quantity: r.quantity!, status: 'placed', placedAt: r.placed_at!.toISOString(), updatedAt: r.placed_at!.toISOString() } }
+          : r.outcome === 'insufficient_stock'
+            ? { outcome: 'insufficient_stock', available: r.available! }
+            : { outcome: 'not_found' }
+      state.claims.set(claimKey(r.key_id, r.idempotency_key), { keyId: r.key_id, key: r.idempotency_key, fingerprint: r.fingerprint, placement })
+    }
+    await run(
+      `DELETE FROM idempotency_keys WHERE (key_id, idempotency_key) IN
+         (SELECT key_id, idempotency_key FROM idempotency_keys WHERE created_at <= $1 ORDER BY created_at LIMIT 100)`,
+      [since],
+    )
+  }
+
+  /** A batch's plan, written by one statement (the transaction holds the inventory_version lock). */
+  private async writePlan(run: Run, plan: ReturnType<typeof planBatch>, at: Date) {
+    const { quantities, newOrders, changedOrders, changes, claims } = plan
+    await run(
+      `WITH quantities AS (
+         UPDATE inventory AS i SET quantity = v.quantity FROM unnest($1::bigint[], $2::integer[]) AS v(pet_id, quantity)
+         WHERE i.pet_id = v.pet_id AND cardinality($1::bigint[]) > 0
+       ), placed AS (
+         INSERT INTO orders (id, pet_id, quantity, status, placed_at, updated_at)
+         SELECT id, pet_id, quantity, status, $19, $19 FROM unnest($3::bigint[], $4::bigint[], $5::integer[], $6::text[]) AS v(id, pet_id, quantity, status)
+       ), moved AS (
+         UPDATE orders AS o SET status = v.status, updated_at = $19 FROM unnest($7::bigint[], $8::text[]) AS v(id, status) WHERE o.id = v.id
+       ), logged AS (
+         INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, order_id, key_id, request_id, at)
+         SELECT v.*, $19 FROM unnest($9::bigint[], $10::bigint[], $11::integer[], $12::integer[], $13::text[], $14::bigint[], $15::integer[], $16::text[]) AS v
+       ), claimed AS (
+         INSERT INTO idempotency_keys (key_id, idempotency_key, fingerprint, outcome, order_id, available, created_at)
+         SELECT v.*, $19 FROM unnest($20::integer[], $21::text[], $22::text[], $23::text[], $24::bigint[], $25::integer[]) AS v
+         ON CONFLICT (key_id, idempotency_key) DO UPDATE SET fingerprint = excluded.fingerprint, outcome = excluded.outcome,
+           order_id = excluded.order_id, available = excluded.available, created_at = excluded.created_at
+       )
+       UPDATE inventory_version SET last_change = $17, last_order = $18`,
+      [
+        [...quantities.keys()].map(String),
+        [...quantities.values()],
+        newOrders.map((o) => String(o.id)),
+        newOrders.map((o) => String(o.petId)),
+        newOrders.map((o) => o.quantity),
+        newOrders.map((o) => o.status),
+        changedOrders.map((o) => String(o.id)),
+        changedOrders.map((o) => o.status),
+        changes.map((c) => String(c.seq)),
+        changes.map((c) => String(c.petId)),
+        changes.map((c) => c.previousQuantity),
+        changes.map((c) => c.quantity),
+        changes.map((c) => c.reason),
+        changes.map((c) => (c.orderId === null ? null : String(c.orderId))),
+        changes.map((c) => c.keyId),
+        changes.map((c) => c.requestId),
+        String(plan.lastChange),
+        String(plan.lastOrder),
+        at,
+        claims.map((c) => c.keyId),
+        claims.map((c) => c.key),
+        claims.map((c) => c.fingerprint),
+        claims.map((c) => c.placement.outcome),
+        claims.map((c) => (c.placement.outcome === 'placed' ? String(c.placement.order.id) : null)),
+        claims.map((c) => (c.placement.outcome === 'insufficient_stock' ? c.placement.available : null)),
+      ],
+    )
+  }
+
+  async getOrder(orderId: bigint): Promise<Order | undefined> {
+    const rows = await this.query<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = $1`, [String(orderId)])
+    return rows[0] && toOrder(rows[0])
+  }
+
+  async listOrders({ after, limit, status }: OrderQuery): Promise<Order[]> {
+    const rows = await this.query<OrderRow>(
+      `SELECT ${ORDER_COLUMNS} FROM orders WHERE id > $1 AND ($2::text IS NULL OR status = $2) ORDER BY id LIMIT $3`,
+      [String(after), status ?? null, limit],
+    )
+    return rows.map(toOrder)
+  }
+
+  async listChanges({ after, limit, petId, newestFirst = false }: ChangeQuery): Promise<InventoryChange[]> {
+    const rows = await this.query<ChangeRow>(
+      `SELECT ${CHANGE_COLUMNS} FROM inventory_changes WHERE seq > $1 AND ($2::bigint IS NULL OR pet_id = $2)
+       ORDER BY seq ${newestFirst ? 'DESC' : ''} LIMIT $3`,
+      [String(after), petId === undefined ? null : String(petId), limit],
+    )
+    return rows.map(toChange)
   }
 
   /**
@@ -358,7 +498,16 @@ export class PostgresStorage implements Storage {
           if (staged.length < chunk.length) await this.throwFirstDuplicate(run, chunk, staged)
           count += chunk.length
         }
-        await lockInventory(run)
+        // The ledger first, while the entries still hold their previous quantities: a seq per record
+        // in file order, from the counter the inventory_version lock guards.
+        const { lastChange } = await lockInventory(run)
+        await run(
+          `INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, at)
+           SELECT $1::bigint + row_number() OVER (ORDER BY s.position), s.pet_id, i.quantity, s.quantity, 'import', $2
+           FROM import_staging AS s LEFT JOIN inventory AS i USING (pet_id)`,
+          [String(lastChange), new Date()],
+        )
+        await run('UPDATE inventory_version SET last_change = last_change + $1', [count])
         for (let after: string | undefined; ; ) {
           const copied = await run<{ last: string | null }>(
             `WITH piece AS (

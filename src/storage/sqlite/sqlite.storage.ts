@@ -2,9 +2,10 @@ import Database from 'better-sqlite3'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { UnavailableError } from '../../errors.js'
-import type { InventoryItem, PetStatus } from '../../domain.js'
-import { DuplicatePetIdError, type ApiKey, type ImportRecord, type Precondition, type QuantityWrite, type Storage, type StorageObserver, type Versions, type WriteResult } from '../storage.js'
+import type { ChangeReason, InventoryChange, InventoryItem, Order, OrderStatus, PetStatus } from '../../domain.js'
+import { DuplicatePetIdError, type ApiKey, type ChangeQuery, type ImportRecord, type OrderQuery, type Storage, type StorageObserver, type Versions } from '../storage.js'
 import { GroupCommit } from '../group-commit.js'
+import { IDEMPOTENCY_TTL_MS, batchReads, claimKey, planBatch, type BatchState, type Placement, type StockResult, type StockWrite, type StoredClaim } from '../stock-batch.js'
 import { migrateSqlite } from './migrate.js'
 import { LIST_ENTRY_JSON } from '../list-entry-json.js'
 
@@ -12,6 +13,12 @@ import { LIST_ENTRY_JSON } from '../list-entry-json.js'
 const LIST_PAGE_SIZE = 2000
 
 type InventoryRow = [petId: bigint, quantity: bigint, status: string]
+type OrderRow = [id: bigint, petId: bigint, quantity: bigint, status: string, placedAt: string, updatedAt: string]
+type ChangeRow = [seq: bigint, petId: bigint, previous: bigint | null, quantity: bigint, reason: string, orderId: bigint | null, keyId: bigint | null, requestId: string | null, at: string]
+type ClaimRow = [fingerprint: string, outcome: string, orderId: bigint | null, available: bigint | null, petId: bigint | null, quantity: bigint | null, placedAt: string | null]
+
+const ORDER_COLUMNS = 'id, pet_id, quantity, status, placed_at, updated_at'
+const CHANGE_COLUMNS = 'seq, pet_id, previous_quantity, quantity, reason, order_id, key_id, request_id, at'
 interface KeyRow {
   id: number
   name: string
@@ -25,6 +32,35 @@ const toItem = ([petId, quantity, status]: InventoryRow): InventoryItem => ({
   quantity: Number(quantity),
   status: status as PetStatus,
 })
+
+const toOrder = ([id, petId, quantity, status, placedAt, updatedAt]: OrderRow): Order => ({
+  id,
+  petId,
+  quantity: Number(quantity),
+  status: status as OrderStatus,
+  placedAt,
+  updatedAt,
+})
+
+const toChange = ([seq, petId, previous, quantity, reason, orderId, keyId, requestId, at]: ChangeRow): InventoryChange => ({
+  seq,
+  petId,
+  previousQuantity: previous === null ? null : Number(previous),
+  quantity: Number(quantity),
+  reason: reason as ChangeReason,
+  orderId,
+  keyId: keyId === null ? null : Number(keyId),
+  requestId,
+  at,
+})
+
+/** A stored claim's placement; a placed order is answered as it was when placed. */
+function toPlacement([, outcome, orderId, available, petId, quantity, placedAt]: ClaimRow): Placement {
+  if (outcome === 'placed') {
+    return { outcome, order: { id: orderId!, petId: petId!, quantity: Number(quantity), status: 'placed', placedAt: placedAt!, updatedAt: placedAt! } }
+  }
+  return outcome === 'insufficient_stock' ? { outcome, available: Number(available) } : { outcome: 'not_found' }
+}
 
 const toKey = (row: KeyRow): ApiKey => ({
   id: row.id,
@@ -66,7 +102,7 @@ export class SqliteStorage implements Storage {
   /** This connection's own commits, which data_version does not count (it counts other connections'). */
   private ownInventoryWrites = 0
   private ownKeyWrites = 0
-  private readonly groupCommit: GroupCommit<QuantityWrite, WriteResult>
+  private readonly groupCommit: GroupCommit<StockWrite, StockResult>
 
   private readonly stmt
 
@@ -94,10 +130,24 @@ export class SqliteStorage implements Storage {
       dataVersion: db.prepare('PRAGMA data_version').pluck(),
       get: db.prepare('SELECT pet_id, quantity, status FROM inventory WHERE pet_id = ?').raw().safeIntegers(),
       // .all(), never .get(): a RETURNING statement left unfinished holds a read mark that stops WAL checkpoints.
-      setQuantity: db
-        .prepare('UPDATE inventory SET quantity = ? WHERE pet_id = ? RETURNING pet_id, quantity, status')
+      setQuantity: db.prepare('UPDATE inventory SET quantity = ? WHERE pet_id = ?'),
+      getOrder: db.prepare(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ?`).raw().safeIntegers(),
+      insertOrder: db.prepare(`INSERT INTO orders (${ORDER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`),
+      updateOrder: db.prepare('UPDATE orders SET status = ?, updated_at = ? WHERE id = ?'),
+      lastChange: db.prepare('SELECT coalesce(max(seq), 0) FROM inventory_changes').pluck().safeIntegers(),
+      lastOrder: db.prepare('SELECT coalesce(max(id), 0) FROM orders').pluck().safeIntegers(),
+      insertChange: db.prepare(`INSERT INTO inventory_changes (${CHANGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      getClaim: db
+        .prepare(`SELECT c.fingerprint, c.outcome, c.order_id, c.available, o.pet_id, o.quantity, o.placed_at
+          FROM idempotency_keys c LEFT JOIN orders o ON o.id = c.order_id
+          WHERE c.key_id = ? AND c.idempotency_key = ? AND c.created_at > ?`)
         .raw()
         .safeIntegers(),
+      // An expired claim may still be there: the new one replaces it.
+      putClaim: db.prepare(`INSERT OR REPLACE INTO idempotency_keys
+        (key_id, idempotency_key, fingerprint, outcome, order_id, available, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
+      purgeClaims: db.prepare(`DELETE FROM idempotency_keys WHERE rowid IN
+        (SELECT rowid FROM idempotency_keys WHERE created_at <= ? ORDER BY created_at LIMIT 100)`),
       findKey: db.prepare('SELECT id, key_hash AS hash FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL'),
       touchKey: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
       // Conflicts on the active name index only: the loser of a race learns the name is taken.
@@ -116,20 +166,7 @@ export class SqliteStorage implements Storage {
     }
     const { observer } = options
     this.groupCommit = new GroupCommit(
-      (batch, deadline) =>
-        this.write(
-          () =>
-            batch.map(({ petId, quantity, precondition }): WriteResult => {
-              if (precondition) {
-                const current = this.stmt.get.get(petId) as InventoryRow | undefined
-                if (!current) return 'not_found'
-                if (!precondition(toItem(current))) return 'precondition_failed'
-              }
-              const row = this.stmt.setQuantity.all(quantity, petId)[0] as InventoryRow | undefined
-              return row ? toItem(row) : 'not_found'
-            }),
-          deadline,
-        ),
+      (batch, deadline) => this.write(() => this.applyStockWrites(batch), deadline),
       {
         maxWaitMs: this.busyTimeoutMs,
         expired: busyError,
@@ -191,8 +228,82 @@ export class SqliteStorage implements Storage {
     })
   }
 
-  setQuantity(petId: bigint, quantity: number, precondition?: Precondition): Promise<WriteResult> {
-    return this.groupCommit.submit({ petId, quantity, precondition })
+  writeStock(write: StockWrite): Promise<StockResult> {
+    return this.groupCommit.submit(write)
+  }
+
+  /**
+   * A batch of stock writes inside its IMMEDIATE transaction: reads what planBatch needs (SQLite has
+   * one writer at a time, so nothing changes meanwhile), then writes its plan.
+   */
+  private applyStockWrites(batch: StockWrite[]): StockResult[] {
+    const st = this.stmt
+    const now = Date.now()
+    const at = new Date(now).toISOString()
+    const reads = batchReads(batch)
+    const state: BatchState = { entries: new Map(), orders: new Map(), claims: new Map(), lastChange: st.lastChange.get() as bigint, lastOrder: st.lastOrder.get() as bigint }
+    for (const id of reads.orderIds) {
+      const row = st.getOrder.get(id) as OrderRow | undefined
+      if (!row) continue
+      const order = toOrder(row)
+      state.orders.set(id, order)
+      reads.petIds.add(order.petId)
+    }
+    for (const petId of reads.petIds) {
+      const row = st.get.get(petId) as InventoryRow | undefined
+      if (row) state.entries.set(petId, toItem(row))
+    }
+    if (reads.claims.length > 0) {
+      const since = new Date(now - IDEMPOTENCY_TTL_MS).toISOString()
+      for (const { keyId, key } of reads.claims) {
+        const row = st.getClaim.get(keyId, key, since) as ClaimRow | undefined
+        if (row) state.claims.set(claimKey(keyId, key), { keyId, key, fingerprint: row[0], placement: toPlacement(row) })
+      }
+      st.purgeClaims.run(since)
+    }
+    const plan = planBatch(batch, state, at)
+    for (const o of plan.newOrders) st.insertOrder.run(o.id, o.petId, o.quantity, o.status, o.placedAt, o.updatedAt)
+    for (const o of plan.changedOrders) st.updateOrder.run(o.status, o.updatedAt, o.id)
+    for (const [petId, quantity] of plan.quantities) st.setQuantity.run(quantity, petId)
+    for (const c of plan.changes) {
+      st.insertChange.run(c.seq, c.petId, c.previousQuantity, c.quantity, c.reason, c.orderId, c.keyId, c.requestId, c.at)
+    }
+    for (const claim of plan.claims) this.putClaim(claim, at)
+    return plan.results
+  }
+
+  private putClaim({ keyId, key, fingerprint, placement }: StoredClaim, at: string) {
+    const orderId = placement.outcome === 'placed' ? placement.order.id : null
+    const available = placement.outcome === 'insufficient_stock' ? placement.available : null
+    this.stmt.putClaim.run(keyId, key, fingerprint, placement.outcome, orderId, available, at)
+  }
+
+  getOrder(orderId: bigint): Promise<Order | undefined> {
+    return this.retryBusy(() => {
+      const row = this.stmt.getOrder.get(orderId) as OrderRow | undefined
+      return row && toOrder(row)
+    })
+  }
+
+  listOrders({ after, limit, status }: OrderQuery): Promise<Order[]> {
+    const sql = `SELECT ${ORDER_COLUMNS} FROM orders WHERE id > ? ${status ? 'AND status = ?' : ''} ORDER BY id LIMIT ?`
+    const args = status ? [after, status, limit] : [after, limit]
+    return this.retryBusy(() => (this.prepared(sql).all(...args) as OrderRow[]).map(toOrder))
+  }
+
+  listChanges({ after, limit, petId, newestFirst = false }: ChangeQuery): Promise<InventoryChange[]> {
+    const where = [`seq > ?`, ...(petId === undefined ? [] : ['pet_id = ?'])].join(' AND ')
+    const sql = `SELECT ${CHANGE_COLUMNS} FROM inventory_changes WHERE ${where} ORDER BY seq ${newestFirst ? 'DESC' : ''} LIMIT ?`
+    const args = petId === undefined ? [after, limit] : [after, petId, limit]
+    return this.retryBusy(() => (this.prepared(sql).all(...args) as ChangeRow[]).map(toChange))
+  }
+
+  private readonly statements = new Map<string, Database.Statement>()
+  /** A statement built from a query's shape (a handful of shapes), prepared once. */
+  private prepared(sql: string): Database.Statement {
+    let statement = this.statements.get(sql)
+    if (!statement) this.statements.set(sql, (statement = this.db.prepare(sql).raw().safeIntegers()))
+    return statement
   }
 
   /**
@@ -217,11 +328,16 @@ export class SqliteStorage implements Storage {
         })()
         count += chunk.length
       }
-      await this.write(() =>
+      const at = new Date().toISOString()
+      await this.write(() => {
+        // The ledger first, while the entries still hold their previous quantities; seqs in file order.
+        db.prepare(`INSERT INTO inventory_changes (pet_id, previous_quantity, quantity, reason, at)
+          SELECT s.pet_id, i.quantity, s.quantity, 'import', ? FROM temp.import_staging AS s
+          LEFT JOIN inventory AS i ON i.pet_id = s.pet_id ORDER BY s.position`).run(at)
         db.exec(`INSERT INTO inventory (pet_id, quantity, status)
           SELECT pet_id, quantity, status FROM temp.import_staging WHERE true
-          ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, status = excluded.status`),
-      )
+          ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, status = excluded.status`)
+      })
       return count
     } finally {
       db.exec('DELETE FROM temp.import_staging')

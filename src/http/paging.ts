@@ -1,0 +1,35 @@
+import type { FastifyReply } from 'fastify'
+import { Type } from 'typebox'
+
+export const MAX_PAGE_SIZE = 1000
+
+/** The `limit` query parameter of every paged listing. */
+export const PageLimitSchema = Type.Integer({
+  minimum: 1,
+  maximum: MAX_PAGE_SIZE,
+  default: 100,
+  description: `How many items to return at most, from 1 to ${MAX_PAGE_SIZE} (default 100).`,
+})
+
+/** The Link header of a page that has a next one, as documented on every paged response. */
+export const NEXT_LINK_HEADER = {
+  Link: Type.String({
+    description:
+      'Present when more items remain: `<…>; rel="next"` (RFC 8288), the URL of the next page, path-absolute, ' +
+      'with the same filters and limit. Absent on the last page.',
+  }),
+}
+
+/**
+ * One page of a listing read with one row beyond the limit: the page, and a Link to the next one
+ * when that row exists (so the last page never points to an empty one). `cursor` is the value the
+ * next page continues after; the query keeps its parameters in the order given.
+ */
+export function page<T>(reply: FastifyReply, rows: T[], limit: number, path: string, cursor: (last: T) => bigint, filters: Record<string, string | bigint | undefined>): T[] {
+  if (rows.length <= limit) return rows
+  const items = rows.slice(0, limit)
+  const query = new URLSearchParams({ after: String(cursor(items[items.length - 1]!)), limit: String(limit) })
+  for (const [name, value] of Object.entries(filters)) if (value !== undefined) query.append(name, String(value))
+  reply.header('link', `<${path}?${query}>; rel="next"`)
+  return items
+}

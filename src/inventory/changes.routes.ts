@@ -1,0 +1,53 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { errorResponses } from '../http/error.schema.js'
+import { sendJsonText } from '../http/json-reply.js'
+import { API_PREFIX } from '../http/openapi.js'
+import { NEXT_LINK_HEADER, PageLimitSchema, page } from '../http/paging.js'
+import { changeJson } from './inventory.json.js'
+import type { InventoryService } from './inventory.service.js'
+
+const ChangesQuerySchema = Type.Object(
+  {
+    after: Type.Unsafe<bigint>({
+      type: 'integer',
+      format: 'int64',
+      minimum: 0,
+      default: 0,
+      description: 'Return changes with a seq above this one (default 0: from the start). Pass the last seq you saw.',
+    }),
+    limit: PageLimitSchema,
+    petId: Type.Optional(Type.Unsafe<bigint>({ type: 'integer', format: 'int64', description: "Only this pet's changes." })),
+  },
+  { additionalProperties: false },
+)
+
+/** The ledger, read as a feed. Auth is added by the enclosing scope. */
+export const changesRoutes: FastifyPluginAsyncTypebox<{ inventory: InventoryService }> = async (app, { inventory }) => {
+  app.get(
+    '/inventory/changes',
+    {
+      schema: {
+        operationId: 'listInventoryChanges',
+        summary: 'Read the ledger of stock changes',
+        description:
+          'Every change to a quantity (updateInventory, an import, an order placed or cancelled) has one row, written in the ' +
+          'same transaction as the change, in seq order. Poll with `after` set to the last seq you saw: seqs become visible ' +
+          'in increasing order, across all instances, so a reader never misses or repeats a change. ' +
+          'A `Link` header with rel="next" is sent while more rows remain.',
+        tags: ['inventory'],
+        querystring: ChangesQuerySchema,
+        response: {
+          200: Type.Array(Type.Ref('InventoryChange'), { description: 'Up to `limit` rows, by seq.', headers: NEXT_LINK_HEADER }),
+          ...errorResponses(400, 401, 500, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { after, limit, petId } = request.query as { after: bigint; limit: number; petId?: bigint }
+      const rows = await inventory.changes({ after, limit: limit + 1, petId })
+      const items = page(reply, rows, limit, `${API_PREFIX}/inventory/changes`, (c) => c.seq, { petId })
+      return sendJsonText(reply, `[${items.map(changeJson).join(',')}]`)
+    },
+  )
+}

@@ -5,13 +5,15 @@ import type { Config } from '../config.js'
 
 export const API_PREFIX = '/v1'
 
-const DESCRIPTION = `Tracks, for each pet, a stock count and a sales status.
+const DESCRIPTION = `Tracks, for each pet, a stock count and a sales status. Orders reserve stock without ever overselling, and a ledger records every change to a quantity.
 
 Every operation needs an API key sent as \`Authorization: Bearer <API_KEY>\`; keys are made with \`petstore keys create\`.
 Every error is an \`Error\` object \`{code, message, status}\` whose \`status\` equals the HTTP status; the \`code\` values are listed on the \`Error\` schema.
 
 Limits: request bodies up to 64 KiB; quantities from 0 to 2147483647; petIds over the whole signed 64-bit range, exact in both directions (JSON numbers, not strings: parse them with a big-integer-aware JSON parser).
-Order of checks: an unknown path is 404 and a wrong method 405 (with \`Allow\`) before authentication; a key this instance has not verified yet is counted against the per-address rate limit (429); then authentication (401), then the per-key rate limit (429), then validation (400, 413, 415), then a required If-Match (428), then lookup (404), then If-Match (412).
+Order of checks: an unknown path is 404 and a wrong method 405 (with \`Allow\`) before authentication; a key this instance has not verified yet is counted against the per-address rate limit (429); then authentication (401), then the per-key rate limit (429), then validation (400, 413, 415), then a required If-Match (428), then lookup (404), then If-Match (412) or a rule of the store (409: \`insufficient_stock\`, \`invalid_transition\`, \`idempotency_key_reused\`).
+
+Stock writes (updateInventory, placeOrder, updateOrder) are applied in the order they arrive, each committed durably before its answer, and each change to a quantity appends one row to the ledger (listInventoryChanges) in the same transaction. Query parameters are validated like bodies: an undeclared or repeated parameter is 400. Paged listings send \`Link: <…>; rel="next"\` (RFC 8288) while more items remain.
 
 Rate limits (on by default; the operator sets them): per API key, and per client address for keys not yet verified, in fixed windows. Every counted response carries \`RateLimit-Policy\` and \`RateLimit\` (draft-ietf-httpapi-ratelimit-headers); past a limit the answer is 429 \`rate_limited\` with \`Retry-After\`. A 503 may come with \`Retry-After\` too, when the service refuses work for load.
 

@@ -1,12 +1,15 @@
-// Baseline: a bare node:http server doing the benchmarked jobs from memory, run as its own process.
+// Baseline: a bare node:http server doing the benchmarked jobs from memory, run as its own process:
+// GET /v1/inventory (precomputed bytes), PATCH /v1/inventory/{petId} and POST /v1/store/orders (a Map).
 // Env: see ceiling-job.ts, which it shares with fastify-server.ts.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import { JSON_TYPE, MAX_QUANTITY, byId, expectedAuth, host, listBody, port } from './ceiling-job.js'
+import { JSON_TYPE, MAX_QUANTITY, ORDERS_PATH, byId, expectedAuth, host, listBody, placeOrder, port } from './ceiling-job.js'
 
 const PATCH_PATH = /^\/v1\/inventory\/(\d+)$/
 
-function send(res: ServerResponse, status: number, body: string | Buffer): void {
-  res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body) })
+function send(res: ServerResponse, status: number, body: string | Buffer, location?: string): void {
+  const headers: Record<string, string | number> = { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body) }
+  if (location !== undefined) headers['location'] = location
+  res.writeHead(status, headers)
   res.end(body)
 }
 
@@ -40,6 +43,23 @@ function patch(req: IncomingMessage, res: ServerResponse, petId: number): void {
   })
 }
 
+function order(req: IncomingMessage, res: ServerResponse): void {
+  const chunks: Buffer[] = []
+  req.on('data', (chunk: Buffer) => chunks.push(chunk))
+  req.on('end', () => {
+    let body: { petId?: unknown, quantity?: unknown } | null
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof body
+    } catch {
+      error(res, 400, 'Bad Request')
+      return
+    }
+    const outcome = typeof body === 'object' && body !== null ? placeOrder(body.petId, body.quantity) : placeOrder(undefined, undefined)
+    if (outcome.status === 201) send(res, 201, JSON.stringify(outcome.order), outcome.location)
+    else send(res, outcome.status, JSON.stringify(outcome.error))
+  })
+}
+
 const server = createServer((req, res) => {
   const url = req.url ?? '/'
   if (req.method === 'GET' && url === '/v1/openapi.json') {
@@ -52,6 +72,10 @@ const server = createServer((req, res) => {
   }
   if (req.method === 'GET' && url === '/v1/inventory') {
     send(res, 200, listBody)
+    return
+  }
+  if (req.method === 'POST' && url === ORDERS_PATH) {
+    order(req, res)
     return
   }
   const match = req.method === 'PATCH' ? PATCH_PATH.exec(url) : null

@@ -16,6 +16,11 @@ export const LARGE_INVENTORY = 10_000
 export const HUGE_INVENTORY = 1_000_000
 /** Pet ids in the generated inventories are FIRST_PET_ID .. FIRST_PET_ID + size - 1. */
 export const FIRST_PET_ID = 1
+/**
+ * Stock of every pet in the order scenario's inventory: the largest quantity the service accepts
+ * (2^31 - 1), so one-unit orders spread over 10,000 pets never run out (that would take 2 × 10^13 orders).
+ */
+export const ORDER_STOCK = 2_147_483_647
 
 /** 1,000,000-entry section: sequential PATCHes timed one by one, and the /healthz polling period. */
 export const SEQUENTIAL_PATCHES = 200

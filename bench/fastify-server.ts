@@ -1,10 +1,10 @@
 // Ceiling: a minimal Fastify 5 app doing the benchmarked jobs from memory, run as its own process.
 // Same job and same env as bare-server.ts: an onRequest hook checks the bearer token (a string
-// comparison), GET /v1/inventory sends precomputed bytes, PATCH updates an in-memory Map. No logger,
-// no schemas: Fastify's routing, hooks, JSON body parser and reply are what it adds over node:http.
+// comparison), GET /v1/inventory sends precomputed bytes, PATCH and POST /v1/store/orders (placeOrder)
+// update an in-memory Map. No logger, no schemas: Fastify's routing, hooks, JSON body parser and reply are what it adds over node:http.
 // Env: see ceiling-job.ts.
 import Fastify from 'fastify'
-import { JSON_TYPE, MAX_QUANTITY, byId, expectedAuth, host, listBody, port } from './ceiling-job.js'
+import { JSON_TYPE, MAX_QUANTITY, ORDERS_PATH, byId, expectedAuth, host, listBody, placeOrder, port } from './ceiling-job.js'
 
 const READY_PATH = '/v1/openapi.json'
 
@@ -38,6 +38,13 @@ app.patch<{ Params: { petId: string }, Body: { quantity?: unknown } | null }>('/
   const updated = { petId, quantity, status: item.status }
   byId.set(petId, updated)
   void reply.send(updated)
+})
+
+app.post<{ Body: { petId?: unknown, quantity?: unknown } | null }>(ORDERS_PATH, (request, reply) => {
+  const body = request.body
+  const outcome = typeof body === 'object' && body !== null ? placeOrder(body.petId, body.quantity) : placeOrder(undefined, undefined)
+  if (outcome.status === 201) void reply.code(201).header('location', outcome.location).send(outcome.order)
+  else void reply.code(outcome.status).send(outcome.error)
 })
 
 await app.listen({ port, host })

@@ -5,11 +5,11 @@ import { CONNECTIONS, LOAD_GRACE_MS, WRK_THREADS, WRK_TIMEOUT_SECONDS } from './
 import { track, type CpuTime } from './procs.js'
 
 export interface LoadSpec {
-  /** GET: the URL requested; PATCH: the server's /v1/inventory (patch.lua sets each request's path). */
+  /** GET: the URL requested; PATCH and order: a URL on the server (the Lua script sets each request's path). */
   url: string
   token: string
-  /** PATCH scenario: pet ids FIRST..FIRST+count-1, in rotation, via bench/patch.lua. */
-  patchPets?: { firstPetId: number, petCount: number }
+  /** PATCH and order scenarios: pet ids FIRST..FIRST+count-1, in rotation, via bench/patch.lua or bench/order.lua. */
+  rotation?: { script: 'patch' | 'order', firstPetId: number, petCount: number }
 }
 
 export interface Measured {
@@ -36,8 +36,11 @@ export function cpuPerRequest(before: CpuTime | undefined, after: CpuTime | unde
   return { cpuUserUs: (after.userUs - before.userUs) / completed, cpuSysUs: (after.sysUs - before.sysUs) / completed }
 }
 
-/** Committed beside the sources; dist/bench/load.js -> bench/patch.lua. */
-const PATCH_SCRIPT = fileURLToPath(new URL('../../bench/patch.lua', import.meta.url))
+/** Committed beside the sources; dist/bench/load.js -> bench/patch.lua, bench/order.lua. */
+const SCRIPTS = {
+  patch: fileURLToPath(new URL('../../bench/patch.lua', import.meta.url)),
+  order: fileURLToPath(new URL('../../bench/order.lua', import.meta.url)),
+} as const
 
 /** `wrk -v`'s first line, or undefined when wrk is not on PATH. */
 export function wrkVersion(): string | undefined {
@@ -85,10 +88,10 @@ export function runLoad(spec: LoadSpec, seconds: number): Promise<Measured> {
     '-H', `Authorization: Bearer ${spec.token}`,
   ]
   const env = { ...process.env }
-  if (spec.patchPets) {
-    args.push('-s', PATCH_SCRIPT)
-    env['BENCH_FIRST_PET'] = String(spec.patchPets.firstPetId)
-    env['BENCH_PET_COUNT'] = String(spec.patchPets.petCount)
+  if (spec.rotation) {
+    args.push('-s', SCRIPTS[spec.rotation.script])
+    env['BENCH_FIRST_PET'] = String(spec.rotation.firstPetId)
+    env['BENCH_PET_COUNT'] = String(spec.rotation.petCount)
   }
   args.push(spec.url)
   return new Promise((resolve, reject) => {

@@ -240,10 +240,13 @@ export function markdown(info: RunInfo, rows: readonly Row[], huge: readonly Hug
     `- Backends: ${info.backends.join(', ')}`,
     '- Targets: `service/<backend>` is the service (`node dist/src/cli.js serve`, one process, fresh database per run,' +
       ' inventory imported with `petstore import inventory`); `fastify` is bench/fastify-server.ts, a minimal Fastify 5 app' +
-      ' (an onRequest hook comparing the bearer token, a precomputed body for GET, a `Map` for PATCH); `bare` is' +
+      ' (an onRequest hook comparing the bearer token, a precomputed body for GET, a `Map` for PATCH and orders); `bare` is' +
       ' bench/bare-server.ts, the same job on plain node:http. Both ceilings answer GET with the exact bytes the service returned',
     '- Scenarios: get-100 / get-10000 = GET /v1/inventory with 100 / 10,000 entries; patch = PATCH /v1/inventory/{petId}' +
-      ' with {"quantity": n}, the petId rotating over the 10,000 pets (bench/patch.lua); the service commits each PATCH durably, the ceilings keep it in memory',
+      ' with {"quantity": n}, the petId rotating over the 10,000 pets (bench/patch.lua); order = POST /v1/store/orders with' +
+      ' {"petId": p, "quantity": 1}, p rotating over 10,000 pets that each hold 2,147,483,647 units, so no order is refused (bench/order.lua);' +
+      ' the service commits each PATCH, and each order with its stock decrement and ledger row, durably; the ceilings check the' +
+      ' stock, decrement it and number the order in memory (bench/ceiling-job.ts)',
     '- req/s is wrk\'s Requests/sec; p50/p99 from wrk --latency; ÷ fastify and ÷ bare are req/s ratios within this run',
     '- server CPU µs/req (user+sys): the server process\'s utime and stime (all its threads; not PostgreSQL\'s, not wrk\'s) from' +
       ' /proc/<pid>/stat, read just before and just after the measured run, divided by the requests wrk completed',

@@ -8,25 +8,28 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { availableBackends } from './backends.js'
 import {
-  CONNECTIONS, DURATION_SECONDS, FIRST_PET_ID, HUGE_INVENTORY, LARGE_INVENTORY, LOAD_GRACE_MS, RUN_HUGE,
+  CONNECTIONS, DURATION_SECONDS, FIRST_PET_ID, HUGE_INVENTORY, LARGE_INVENTORY, LOAD_GRACE_MS, ORDER_STOCK, RUN_HUGE,
   SMALL_INVENTORY, WARMUP_SECONDS, WRK_THREADS,
 } from './config.js'
 import { runHuge, type HugeResult } from './huge.js'
 import { cpuPerRequest, runLoad, wrkVersion, type LoadSpec, type Measured } from './load.js'
 import { cpuTimeOf, killAllChildren } from './procs.js'
 import { consoleReport, cpuText, goals, loadAverage, machine, rowProblem, writeMarkdown, type Row, type RunInfo } from './report.js'
-import { checkGet, checkPatch, makeDataset, startCeiling, startService, type Ceiling, type Dataset, type Running } from './targets.js'
+import { checkGet, checkOrder, checkPatch, makeDataset, startCeiling, startService, type Ceiling, type Dataset, type Running } from './targets.js'
 
 interface Scenario {
   id: string
   size: number
-  kind: 'get' | 'patch'
+  kind: 'get' | 'patch' | 'order'
+  /** Every pet's quantity, instead of the dataset's pseudo-random ones (the order scenario must never run out). */
+  stock?: number
 }
 
 const SCENARIOS: readonly Scenario[] = [
   { id: 'get-100', size: SMALL_INVENTORY, kind: 'get' },
   { id: 'get-10000', size: LARGE_INVENTORY, kind: 'get' },
   { id: 'patch', size: LARGE_INVENTORY, kind: 'patch' },
+  { id: 'order', size: LARGE_INVENTORY, kind: 'order', stock: ORDER_STOCK },
 ]
 const CEILINGS: readonly Ceiling[] = ['fastify', 'bare']
 
@@ -47,7 +50,10 @@ const BACKENDS = await availableBackends(log)
 /** Warm-up, then the measured run, against a server that has already answered correctly once. */
 async function measure(scenario: Scenario, running: Running, dataset: Dataset): Promise<Measured> {
   const spec: LoadSpec = { url: `${running.server.baseUrl}/v1/inventory`, token: running.token }
-  if (scenario.kind === 'patch') spec.patchPets = { firstPetId: FIRST_PET_ID, petCount: dataset.items.length }
+  if (scenario.kind === 'patch' || scenario.kind === 'order') {
+    spec.rotation = { script: scenario.kind, firstPetId: FIRST_PET_ID, petCount: dataset.items.length }
+  }
+  if (scenario.kind === 'order') spec.url = `${running.server.baseUrl}/v1/store/orders`
   if (WARMUP_SECONDS > 0) {
     const warm = await runLoad(spec, WARMUP_SECONDS)
     const diedEarly = running.server.unexpectedExit()
@@ -74,7 +80,8 @@ async function runTarget(row: Row, scenario: Scenario, dataset: Dataset, start: 
     const running = await start()
     try {
       if (scenario.kind === 'get') body = await checkGet(running, dataset)
-      else await checkPatch(running, dataset)
+      else if (scenario.kind === 'patch') await checkPatch(running, dataset)
+      else await checkOrder(running, dataset, row.target.startsWith('service/'))
       row.measured = await measure(scenario, running, dataset)
     } catch (err) {
       error = err
@@ -119,17 +126,18 @@ async function main(): Promise<number> {
   const rows: Row[] = []
   const huge: HugeResult[] = []
   try {
-    const datasets = new Map<number, Dataset>()
-    const datasetOf = async (size: number): Promise<Dataset> => {
-      let dataset = datasets.get(size)
+    const datasets = new Map<string, Dataset>()
+    const datasetOf = async (size: number, stock?: number): Promise<Dataset> => {
+      const key = `${size}/${stock ?? 'random'}`
+      let dataset = datasets.get(key)
       if (!dataset) {
-        dataset = await makeDataset(dir, size)
-        datasets.set(size, dataset)
+        dataset = await makeDataset(dir, size, false, stock)
+        datasets.set(key, dataset)
       }
       return dataset
     }
     for (const scenario of SCENARIOS) {
-      const ds = await datasetOf(scenario.size)
+      const ds = await datasetOf(scenario.size, scenario.stock)
       let serviceBody: Buffer | undefined
       let serviceTarget = ''
       for (const backend of BACKENDS) {

@@ -35,20 +35,25 @@ const CEILING_SCRIPTS = {
 } as const
 export type Ceiling = keyof typeof CEILING_SCRIPTS
 
-/** Deterministic inventory: pets FIRST_PET_ID.., pseudo-random quantities and statuses. */
-export async function makeDataset(dir: string, size: number, withCsv = false): Promise<Dataset> {
+/**
+ * Deterministic inventory: pets FIRST_PET_ID.., pseudo-random quantities and statuses; with `stock`,
+ * every pet holds that quantity instead (the order scenario, whose orders must never be refused).
+ */
+export async function makeDataset(dir: string, size: number, withCsv = false, stock?: number): Promise<Dataset> {
   let seed = 0x2545f491 ^ size
   const next = (): number => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return seed }
   const items: Item[] = []
   for (let i = 0; i < size; i++) {
-    items.push({ petId: FIRST_PET_ID + i, quantity: next() % 100_000, status: STATUSES[next() % 3] ?? 'available' })
+    const quantity = next() % 100_000
+    items.push({ petId: FIRST_PET_ID + i, quantity: stock ?? quantity, status: STATUSES[next() % 3] ?? 'available' })
   }
-  const file = join(dir, `inventory-${size}.json`)
+  const base = join(dir, `inventory-${size}${stock === undefined ? '' : `-stock-${stock}`}`)
+  const file = `${base}.json`
   const json = JSON.stringify(items)
   await writeFile(file, json)
   const dataset: Dataset = { items, file, expectedBody: Buffer.from(json) }
   if (withCsv) {
-    dataset.csvFile = join(dir, `inventory-${size}.csv`)
+    dataset.csvFile = `${base}.csv`
     await writeFile(dataset.csvFile, 'petId,quantity,status\n' + items.map((i) => `${i.petId},${i.quantity},${i.status}\n`).join(''))
   }
   return dataset
@@ -144,5 +149,76 @@ export async function checkPatch(running: Running, dataset: Dataset): Promise<vo
   const expected = { petId: pet.petId, quantity: 7, status: pet.status }
   if (res.status !== 200 || !isDeepStrictEqual(pick([JSON.parse(text)]), [expected])) {
     throw new Error(`${running.server.label}: PATCH /v1/inventory/${pet.petId} -> ${res.status} ${text.slice(0, 300)}, expected 200 ${JSON.stringify(expected)}`)
+  }
+}
+
+/** Keys and value types of the Order JSON the service answers with (and the ceilings copy). */
+const ORDER_KEYS = ['id', 'petId', 'quantity', 'status', 'placedAt', 'updatedAt']
+const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$/
+
+async function postOrder(running: Running, body: object): Promise<{ status: number, text: string, location: string | null }> {
+  const res = await fetch(`${running.server.baseUrl}/v1/store/orders`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${running.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  })
+  return { status: res.status, text: await res.text(), location: res.headers.get('location') }
+}
+
+async function getJson(running: Running, path: string): Promise<unknown> {
+  const res = await fetch(`${running.server.baseUrl}${path}`, {
+    headers: { authorization: `Bearer ${running.token}` }, signal: AbortSignal.timeout(10_000),
+  })
+  const text = await res.text()
+  if (res.status !== 200) throw new Error(`${running.server.label}: GET ${path} -> ${res.status}: ${text.slice(0, 300)}`)
+  return JSON.parse(text)
+}
+
+/**
+ * One order for the first pet: 201 with the Order shape and its Location; then an order for one unit
+ * more than is left and one for a pet without an entry must be refused (409, 404). For the service
+ * (`durable`), the pet's stock must have dropped by exactly the quantity and the ledger must hold the
+ * order's row (reason "order", that orderId).
+ */
+export async function checkOrder(running: Running, dataset: Dataset, durable: boolean): Promise<void> {
+  const label = running.server.label
+  const pet = dataset.items[0]
+  if (pet === undefined) throw new Error('empty dataset')
+  if (pet.quantity < 1) throw new Error(`pet ${pet.petId} has no stock to order`)
+  const quantity = Math.min(3, pet.quantity)
+  const placed = await postOrder(running, { petId: pet.petId, quantity })
+  const fail = (why: string): Error => new Error(`${label}: POST /v1/store/orders {"petId":${pet.petId},"quantity":${quantity}} -> ` +
+    `${placed.status} ${placed.text.slice(0, 300)}: ${why}`)
+  if (placed.status !== 201) throw fail('expected 201')
+  const order = JSON.parse(placed.text) as Record<string, unknown>
+  if (!isDeepStrictEqual(Object.keys(order), ORDER_KEYS)) throw fail(`expected the keys ${ORDER_KEYS.join(', ')}`)
+  const { id, placedAt, updatedAt } = order
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) throw fail('id is not a positive integer')
+  if (order['petId'] !== pet.petId || order['quantity'] !== quantity || order['status'] !== 'placed') {
+    throw fail(`expected petId ${pet.petId}, quantity ${quantity}, status "placed"`)
+  }
+  for (const at of [placedAt, updatedAt]) {
+    if (typeof at !== 'string' || !ISO_UTC.test(at) || Number.isNaN(Date.parse(at))) throw fail(`${String(at)} is not an ISO UTC time`)
+  }
+  if (placed.location !== `/v1/store/orders/${id}`) throw fail(`Location is ${String(placed.location)}, expected /v1/store/orders/${id}`)
+
+  const left = pet.quantity - quantity
+  const tooMany = await postOrder(running, { petId: pet.petId, quantity: left + 1 })
+  if (tooMany.status !== 409) throw new Error(`${label}: an order for ${left + 1} units (${left} left) -> ${tooMany.status} ${tooMany.text.slice(0, 300)}, expected 409`)
+  const absent = FIRST_PET_ID + dataset.items.length
+  const unknown = await postOrder(running, { petId: absent, quantity: 1 })
+  if (unknown.status !== 404) throw new Error(`${label}: an order for pet ${absent} (no entry) -> ${unknown.status} ${unknown.text.slice(0, 300)}, expected 404`)
+  if (!durable) return
+
+  const entry = await getJson(running, `/v1/inventory/${pet.petId}`) as Partial<Item>
+  if (entry.quantity !== left) throw new Error(`${label}: after the order, pet ${pet.petId} holds ${String(entry.quantity)}, expected ${pet.quantity} - ${quantity} = ${left}`)
+  const changes = await getJson(running, `/v1/inventory/changes?petId=${pet.petId}`)
+  const row = Array.isArray(changes)
+    ? (changes as Array<Record<string, unknown>>).find((c) => c['reason'] === 'order' && c['orderId'] === id)
+    : undefined
+  if (row === undefined) throw new Error(`${label}: GET /v1/inventory/changes?petId=${pet.petId} has no row with reason "order" and orderId ${id}: ${JSON.stringify(changes).slice(0, 300)}`)
+  if (row['previousQuantity'] !== pet.quantity || row['quantity'] !== left) {
+    throw new Error(`${label}: the ledger row of order ${id} says ${String(row['previousQuantity'])} -> ${String(row['quantity'])}, expected ${pet.quantity} -> ${left}`)
   }
 }

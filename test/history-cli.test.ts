@@ -71,7 +71,7 @@ for (const backend of BACKENDS) {
     })
 
     test('When the pet has no changes, then the header alone or [], exit 0', async () => {
-      for (const petId of ['777', '-5']) {
+      for (const petId of ['777', String(ABOVE_DOUBLE + 1n)]) {
         const plain = await cli('history', petId)
         assert.equal(plain.code, 0, plain.stderr)
         assert.equal(plain.stdout, `${HEADER}\n`)

@@ -2,6 +2,7 @@
 // suites of issue 10: typed reads that check the contract's shapes and Link headers on the way.
 import assert from 'node:assert/strict'
 import { mkdtempSync, writeFileSync } from 'node:fs'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Response, TestServer } from './helpers.js'
@@ -254,4 +255,31 @@ export function replay(rows: InventoryChange[]): Map<bigint, number> {
     running.set(row.petId, row.quantity)
   }
   return running
+}
+
+/**
+ * Sends one request as raw bytes (latin1) and resolves with its status and body text: for header
+ * values fetch() refuses to send, such as control characters.
+ */
+export function rawRequest(server: TestServer, head: string[], body = ''): Promise<{ status: number; text: string }> {
+  const { hostname, port } = new URL(server.baseUrl)
+  const bytes = Buffer.concat([
+    Buffer.from([...head, `Host: ${hostname}:${port}`, `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close', '', ''].join('\r\n'), 'latin1'),
+    Buffer.from(body),
+  ])
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname)
+    const chunks: Buffer[] = []
+    socket.setTimeout(10_000, () => socket.destroy(new Error('no answer within 10 s')))
+    socket.on('data', (d) => chunks.push(d))
+    socket.on('error', reject)
+    socket.on('close', () => {
+      const out = Buffer.concat(chunks).toString('latin1')
+      const status = /^HTTP\/1\.1 (\d{3}) /.exec(out)
+      if (!status) return reject(new Error(`not an HTTP response: ${JSON.stringify(out.slice(0, 200))}`))
+      resolve({ status: Number(status[1]), text: out.slice(out.indexOf('\r\n\r\n') + 4) })
+    })
+    // Not end(): the server may drop a connection the client half-closed before its answer.
+    socket.write(bytes)
+  })
 }

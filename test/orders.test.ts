@@ -13,6 +13,7 @@ import {
   placeOrder,
   quantityOf,
   readAllOrders,
+  rawRequest,
   setOrderStatus,
   type Order,
 } from './ledger-client.js'
@@ -290,9 +291,16 @@ for (const backend of BACKENDS) {
       ] as const) {
         test(`When the Idempotency-Key is ${label}, then 400 and nothing is placed`, async () => {
           const before = await snapshot([16])
-          const res = await place({ petId: 16, quantity: 1 }, { 'idempotency-key': key })
+          // Raw bytes: fetch() refuses to send some of these values at all.
+          const body = '{"petId":16,"quantity":1}'
+          const res = await rawRequest(suite.server, [
+            'POST /v1/store/orders HTTP/1.1',
+            `Authorization: Bearer ${suite.token}`,
+            'Content-Type: application/json',
+            `Idempotency-Key: ${key}`,
+          ], body)
           assert.equal(res.status, 400, res.text)
-          if (res.body !== undefined) assert.equal(res.body.code, 'invalid_request')
+          assert.equal((JSON.parse(res.text) as { code: string }).code, 'invalid_request', res.text)
           assert.deepEqual(await snapshot([16]), before)
         })
       }
@@ -509,7 +517,7 @@ for (const backend of BACKENDS) {
       assert.deepEqual((await list('limit=1000')).body, everything)
     })
 
-    for (const query of ['status=bogus', 'status=', 'status=PLACED', 'limit=0', 'limit=1001', 'limit=x', 'limit=1.5', 'after=-1', 'after=x', 'after=1.5', 'after=9223372036854775808', 'foo=1', 'petId=1']) {
+    for (const query of ['status=bogus', 'status=', 'status=PLACED', 'limit=0', 'limit=1001', 'limit=x', 'limit=1.5', 'after=x', 'after=1.5', 'after=9223372036854775808', 'foo=1', 'petId=1']) {
       test(`When the list query is '${query}', then 400 invalid_request`, async () => {
         assertError(await list(query), 400, 'invalid_request', query)
       })

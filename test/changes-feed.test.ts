@@ -36,7 +36,7 @@ if (!postgres) {
       await importInventory(a, PETS.map((petId) => ({ petId, quantity: 1000 })))
     })
 
-    test('When readers poll after= through alternating instances under write load, then each sees every seq once, in order, none missed', async () => {
+    test('When readers poll after= through alternating instances under write load, then each sees every seq once, in order, none missed', async (t) => {
       let writing = true
       const unexpected: string[] = []
       let writes = 0
@@ -111,6 +111,7 @@ if (!postgres) {
       assert.deepEqual(unexpected, [])
 
       const full = await readAllChanges(a, token)
+      t.diagnostic(`${writes} writes, ${full.length} ledger rows, polled ${polled.map((p) => p.length).join(' / ')}`)
       assert.ok(full.length > PETS.length + 100, `only ${full.length} rows were written`)
       for (const [i, seen] of polled.entries()) {
         const seqs = new Set(seen.map((s) => s.seq))

@@ -79,7 +79,7 @@ for (const backend of BACKENDS) {
       assert.equal((await readAllOrders(a, token)).filter((o) => o.petId === 3n).length, 1)
     })
 
-    test('When PATCHes, orders and transitions storm both instances, then replaying the ledger gives every pet\'s stored quantity', async () => {
+    test('When PATCHes, orders and transitions storm both instances, then replaying the ledger gives every pet\'s stored quantity', async (t) => {
       const rand = random(20261122)
       const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!
       const placed: Order[] = []
@@ -118,6 +118,7 @@ for (const backend of BACKENDS) {
         }
       }
       await Promise.all(Array.from({ length: STORM_WORKERS }, (_, n) => worker(n)))
+      t.diagnostic(`storm: ${ops} requests, ${patched.length} PATCHes, ${placed.length} orders placed, ${transitions.length} transitions`)
       assert.deepEqual(unexpected, [])
       assert.ok(placed.length > 0 && patched.length > 0, `placed ${placed.length}, patched ${patched.length}`)
 

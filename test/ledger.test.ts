@@ -72,6 +72,17 @@ for (const backend of BACKENDS) {
       assert.equal(rows[0]!.quantity, 21)
     })
 
+    test('When the client sends an X-Request-Id that is not plain, then the row keeps the generated id the response carries', async () => {
+      const after = await lastSeq(suite.server, suite.token)
+      const res = await patch(2, { quantity: 20 }, { 'x-request-id': 'has spaces; and "quotes"' })
+      assert.equal(res.status, 200)
+      const generated = res.headers.get('x-request-id')
+      assert.match(generated ?? '', /^[0-9a-f-]{36}$/)
+      const rows = await changesSince(suite.server, suite.token, after)
+      assert.deepEqual(rows.map((r) => [r.requestId, r.previousQuantity, r.quantity]), [[generated, 21, 20]])
+      assert.equal((await patch(2, { quantity: 21 })).status, 200)
+    })
+
     test('When a PATCH leaves the quantity as it was, then it still writes one row with previousQuantity equal to quantity', async () => {
       const current = (await quantityOf(suite.server, suite.token, ABOVE_DOUBLE))!
       const after = await lastSeq(suite.server, suite.token)

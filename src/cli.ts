@@ -79,7 +79,14 @@ async function importCommand(args: string[]) {
 }
 
 async function history(args: string[]) {
-  const { values, positionals } = parseArgs({ args, options: { limit: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true })
+  // A negative petId is an argument, not an option: parseArgs would read -5 as a flag.
+  const negative = args.filter((a, i) => /^-\d+$/.test(a) && args[i - 1] !== '--limit')
+  const { values, positionals } = parseArgs({
+    args: args.filter((a) => !negative.includes(a)),
+    options: { limit: { type: 'string' }, json: { type: 'boolean' } },
+    allowPositionals: true,
+  })
+  positionals.push(...negative)
   const petId = positionals.length === 1 ? parseInt64(positionals[0]!) : undefined
   const limit = Number(values.limit === undefined ? 50n : (parseInt64(values.limit) ?? 0n))
   if (petId === undefined || limit < 1 || limit > MAX_PAGE_SIZE) {

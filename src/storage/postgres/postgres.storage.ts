@@ -456,7 +456,8 @@ export class PostgresStorage implements Storage {
 
   async listOrders({ after, limit, status }: OrderQuery): Promise<Order[]> {
     const rows = await this.query<OrderRow>(
-      `SELECT ${ORDER_COLUMNS} FROM orders WHERE id > $1 AND ($2::text IS NULL OR status = $2) ORDER BY id LIMIT $3`,
+      // Ordered by the column, not by the text alias the select list gives it.
+      `SELECT ${ORDER_COLUMNS} FROM orders WHERE id > $1 AND ($2::text IS NULL OR status = $2) ORDER BY orders.id LIMIT $3`,
       [String(after), status ?? null, limit],
     )
     return rows.map(toOrder)
@@ -465,7 +466,7 @@ export class PostgresStorage implements Storage {
   async listChanges({ after, limit, petId, newestFirst = false }: ChangeQuery): Promise<InventoryChange[]> {
     const rows = await this.query<ChangeRow>(
       `SELECT ${CHANGE_COLUMNS} FROM inventory_changes WHERE seq > $1 AND ($2::bigint IS NULL OR pet_id = $2)
-       ORDER BY seq ${newestFirst ? 'DESC' : ''} LIMIT $3`,
+       ORDER BY inventory_changes.seq ${newestFirst ? 'DESC' : ''} LIMIT $3`,
       [String(after), petId === undefined ? null : String(petId), limit],
     )
     return rows.map(toChange)

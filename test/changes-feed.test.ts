@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
+import pg from 'pg'
 import { BACKENDS, useSuite, type Response, type TestServer } from './helpers.js'
 import {
   assertChangeShape,
@@ -34,6 +35,41 @@ if (!postgres) {
       ;[a, b] = suite.servers as [TestServer, TestServer]
       token = suite.token
       await importInventory(a, PETS.map((petId) => ({ petId, quantity: 1000 })))
+    })
+
+    test('When a writer holds the seq before a PATCH through another instance, then the PATCH waits and the feed never shows its seq first', async () => {
+      const last = ((await getChanges(a, token, "after=0&limit=1000")).body as InventoryChange[]).at(-1)!.seq
+      // A writer of another process, mid-transaction: it has taken seq last+1 under the inventory lock.
+      const held = new pg.Client({ connectionString: suite.database.url })
+      await held.connect()
+      try {
+        await held.query('BEGIN')
+        await held.query("SELECT * FROM set_inventory_quantities('{1}', '{1000}', '{NULL}', '{held}', now())")
+        const patch = b.request('PATCH', '/v1/inventory/2', { token, body: { quantity: 1000 } })
+        let answered = false
+        void patch.then(() => (answered = true))
+        // While the first writer has not committed, the PATCH cannot take a seq, so no reader can see
+        // one after the gap (with a sequence it would take last+2 and commit, and a reader at
+        // after=last+2 would never see last+1).
+        for (let i = 0; i < 10; i++) {
+          const res = await getChanges(i % 2 ? a : b, token, `after=${last}`)
+          assert.deepEqual(res.body, [], 'nothing is visible past the uncommitted seq')
+          await new Promise((resolve) => setTimeout(resolve, 50))
+        }
+        assert.equal(answered, false, 'the PATCH waits for the writer before it')
+        await held.query('COMMIT')
+        assert.equal((await patch).status, 200)
+        const rows = (await getChanges(a, token, `after=${last}`)).body as InventoryChange[]
+        assert.deepEqual(
+          rows.map((r) => [r.seq, r.petId, r.requestId]),
+          [
+            [last + 1, 1n, 'held'],
+            [last + 2, 2n, rows[1]?.requestId],
+          ],
+        )
+      } finally {
+        await held.end()
+      }
     })
 
     test('When readers poll after= through alternating instances under write load, then each sees every seq once, in order, none missed', async (t) => {

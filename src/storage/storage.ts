@@ -1,4 +1,4 @@
-import type { InventoryItem } from '../domain.js'
+import type { DeprecatedCalls, InventoryItem, Pet } from '../domain.js'
 
 /** Decides, inside a write's own transaction, whether the write may apply to the entry as it is. */
 export type Precondition = (current: InventoryItem) => boolean
@@ -16,6 +16,12 @@ export type WriteResult = InventoryItem | 'not_found' | 'precondition_failed'
 /** One record of an import file, with its position there (entry or line number) for messages. */
 export interface ImportRecord {
   item: InventoryItem
+  position: number
+}
+
+/** One record of a pets import file, with its position there (entry number) for messages. */
+export interface PetImportRecord {
+  pet: Pet
   position: number
 }
 
@@ -101,6 +107,25 @@ export interface Storage {
    * chunks leaves the inventory as it was. Resolves with the number of records.
    */
   importInventory(chunks: AsyncIterable<ImportRecord[]>): Promise<number>
+
+  /** One pet, its status read from its inventory entry in the same statement; undefined when there is no such pet. */
+  getPet(id: bigint): Promise<Pet | undefined>
+  /**
+   * Inserts or replaces every pet, all or nothing, staging the chunks as they come (where a repeated
+   * id is found: DuplicatePetIdError), then writing in one transaction both the pets and, for each pet
+   * with a status, its inventory entry's status (created with quantity 0 when there is none): the
+   * inventory keeps the one status of a pet. An error thrown by the chunks changes nothing. Resolves
+   * with the number of pets.
+   */
+  importPets(chunks: AsyncIterable<PetImportRecord[]>): Promise<number>
+
+  /**
+   * Adds counts of deprecated calls to the stored ones, in one transaction: calls summed, the
+   * earliest first call and the latest last call kept, so every instance's flushes add up.
+   */
+  addDeprecatedCalls(calls: DeprecatedCalls[]): Promise<void>
+  /** The stored counts, one per API key with its name, by key id. */
+  listDeprecatedCalls(): Promise<(DeprecatedCalls & { name: string })[]>
 
   /** The id of the non-revoked key with this SHA-256 hash, if any. */
   findActiveKey(hash: Buffer): Promise<{ id: number; hash: Buffer } | undefined>

@@ -9,6 +9,7 @@ export const ERROR_CODES = {
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
+  gone: 410,
   precondition_failed: 412,
   payload_too_large: 413,
   uri_too_long: 414,

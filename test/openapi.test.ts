@@ -15,6 +15,7 @@ const sqlite = BACKENDS.find((b) => b.name === 'sqlite')!
 const COMMITTED = fileURLToPath(new URL('../../openapi.json', import.meta.url))
 const ERROR_REF = '#/components/schemas/Error'
 const normalise = (text: string) => JSON.stringify(JSON.parse(text), null, 2)
+const PATHS = ['/inventory', '/inventory/{petId}', '/pets/{petId}']
 
 /** Sends raw bytes and returns the raw HTTP response, for requests fetch() refuses to make. */
 function rawRequest(server: TestServer, raw: string): Promise<string> {
@@ -64,9 +65,14 @@ describe('OpenAPI document and docs page (sqlite)', () => {
     )
   })
 
-  test('When the shared schemas are read, then InventoryItem, InventoryUpdate, PetStatus and Error are as documented', () => {
+  test('When the shared schemas are read, then InventoryItem, InventoryUpdate, PetStatus, Pet and Error are as documented', () => {
     const { schemas } = doc.components
-    assert.deepEqual(Object.keys(schemas).sort(), ['Error', 'InventoryItem', 'InventoryUpdate', 'PetStatus'])
+    assert.deepEqual(Object.keys(schemas).sort(), ['Category', 'Error', 'InventoryItem', 'InventoryUpdate', 'Pet', 'PetStatus', 'Tag'])
+    assert.deepEqual([...schemas.Pet.required].sort(), ['id', 'name', 'photoUrls', 'tags'])
+    for (const [schema, field] of [[schemas.Pet, 'id'], [schemas.Category, 'id'], [schemas.Tag, 'id']]) {
+      assert.deepEqual([schema.properties[field].type, schema.properties[field].format], ['integer', 'int64'])
+    }
+    assert.equal(schemas.Pet.properties.status.$ref, '#/components/schemas/PetStatus')
     assert.deepEqual(schemas.PetStatus.enum, ['available', 'pending', 'sold'])
     assert.equal(schemas.InventoryItem.properties.petId.type, 'integer')
     assert.equal(schemas.InventoryItem.properties.petId.format, 'int64')
@@ -86,8 +92,10 @@ describe('OpenAPI document and docs page (sqlite)', () => {
     }
   })
 
-  test('When the operations are read, then listInventory, getInventoryItem and updateInventory are the only ones, secured by bearer auth', () => {
-    assert.deepEqual(Object.keys(doc.paths).sort(), ['/inventory', '/inventory/{petId}'])
+  test('When the operations are read, then listInventory, getInventoryItem, updateInventory and getPetById are the only ones, secured by bearer auth', () => {
+    assert.deepEqual(Object.keys(doc.paths).sort(), PATHS)
+    assert.deepEqual(Object.keys(doc.paths['/pets/{petId}']), ['get'])
+    assert.equal(doc.paths['/pets/{petId}'].get.operationId, 'getPetById')
     assert.deepEqual(Object.keys(doc.paths['/inventory']), ['get'])
     assert.deepEqual(Object.keys(doc.paths['/inventory/{petId}']).sort(), ['get', 'patch'])
     assert.equal(doc.paths['/inventory'].get.operationId, 'listInventory')
@@ -101,9 +109,25 @@ describe('OpenAPI document and docs page (sqlite)', () => {
         assert.equal(scheme.scheme.toLowerCase(), 'bearer', name)
       }
     }
-    for (const op of [doc.paths['/inventory'].get, doc.paths['/inventory/{petId}'].get, doc.paths['/inventory/{petId}'].patch]) {
+    for (const op of [doc.paths['/inventory'].get, doc.paths['/inventory/{petId}'].get, doc.paths['/inventory/{petId}'].patch, doc.paths['/pets/{petId}'].get]) {
       assert.equal(op.security, undefined, `${op.operationId} must not override the global security`)
     }
+  })
+
+  test('When getPetById is read, then it is deprecated under the pets tag, and every response declares Deprecation, Sunset and Link', () => {
+    const op = doc.paths['/pets/{petId}'].get
+    assert.equal(op.deprecated, true)
+    assert.deepEqual(op.tags, ['pets'])
+    assert.ok(doc.tags.some((t: { name: string }) => t.name === 'pets'))
+    assert.match(op.description, /Deprecation/)
+    assert.match(op.description, /Sunset/)
+    assert.match(op.description, /410/)
+    assert.equal(op.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/Pet')
+    assert.deepEqual(Object.keys(op.responses).sort(), ['200', '400', '401', '404', '410', '414', '429', '500', '503'])
+    for (const [status, response] of Object.entries<any>(op.responses)) {
+      for (const header of ['Deprecation', 'Sunset', 'Link']) assert.ok(response.headers?.[header], `${status} ${header}`)
+    }
+    assert.equal(op.responses['410'].content['application/json'].schema.$ref, ERROR_REF)
   })
 
   test('When updateInventory is read, then it is marked experimental and documents its bodies and errors', () => {
@@ -223,7 +247,7 @@ describe('OpenAPI servers (sqlite, custom base URLs)', () => {
     assert.deepEqual(doc.servers.find((s: any) => s.description === 'Staging'), { url: 'https://staging.petstore.test/inventory/v1', description: 'Staging' })
     // "This server" is the relative /v1 unless PUBLIC_BASE_URL is set; the others are absolute.
     for (const s of doc.servers) assert.match(s.url, /^(https?:\/\/[^/]+(\/[^/]+)*)?\/v1$/, s.url)
-    assert.deepEqual(Object.keys(doc.paths).sort(), ['/inventory', '/inventory/{petId}'])
+    assert.deepEqual(Object.keys(doc.paths).sort(), PATHS)
   })
 
   test('When a base URL has a trailing slash or every base URL has a path, then the servers and paths still join to /v1/inventory', async () => {
@@ -238,7 +262,7 @@ describe('OpenAPI servers (sqlite, custom base URLs)', () => {
       await app.close()
       await storage.close()
       for (const s of doc.servers) assert.match(s.url, /^(\/v1|.*[^/]\/v1)$/, s.url)
-      assert.deepEqual(Object.keys(doc.paths).sort(), ['/inventory', '/inventory/{petId}'])
+      assert.deepEqual(Object.keys(doc.paths).sort(), PATHS)
     }
   })
 })

@@ -457,8 +457,8 @@ export class PostgresStorage implements Storage {
   /**
    * The pets import's one write to the inventory, inside its transaction and under the inventory lock
    * it took first: each staged pet with a status sets its entry's status, creating the entry with
-   * quantity 0 when there is none. (Where the ledger of quantity changes records the entries an
-   * import creates.)
+   * quantity 0 when there is none. The ledger of quantity changes, when it comes, records here the
+   * entries a pets import creates.
    */
   private async setStatusesOfStagedPets(run: Run) {
     await run(`INSERT INTO inventory (pet_id, quantity, status)

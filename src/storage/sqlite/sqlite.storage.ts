@@ -252,8 +252,8 @@ export class SqliteStorage implements Storage {
 
   /**
    * The pets import's one write to the inventory, inside its transaction: each staged pet with a
-   * status sets its entry's status, creating the entry with quantity 0 when there is none. (Where the
-   * ledger of quantity changes records the entries an import creates.)
+   * status sets its entry's status, creating the entry with quantity 0 when there is none. The ledger
+   * of quantity changes, when it comes, records here the entries a pets import creates.
    */
   private setStatusesOfStagedPets() {
     this.db.exec(`INSERT INTO inventory (pet_id, quantity, status)
@@ -356,7 +356,7 @@ export class SqliteStorage implements Storage {
     return rows[0] && toKey(rows[0])
   }
 
-  /** One IMMEDIATE transaction. It writes no inventory: the inventory's caches are left alone. */
+  /** One IMMEDIATE transaction; not an inventory write, so not counted as one. */
   async addDeprecatedCalls(calls: DeprecatedCalls[]): Promise<void> {
     await this.retryBusy(() =>
       this.db

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
-import { requireApiKey } from './http/auth.js'
+import { apiKeyAuthentication } from './http/auth.js'
 import { ErrorSchema } from './http/error.schema.js'
 import { registerAdmission } from './http/admission.js'
 import { healthRoutes } from './http/health.routes.js'
@@ -24,6 +24,11 @@ import { OrdersService } from './orders/orders.service.js'
 import { registerExactJsonParser } from './http/exact-json.js'
 import { InventoryService } from './inventory/inventory.service.js'
 import { FreshCache } from './cache/fresh-cache.js'
+import { DeprecatedCallCounter } from './pets/deprecated-calls.js'
+import { Deprecation, deprecateRoutes, withDeprecationOnUnrouted } from './pets/deprecation.js'
+import { CategorySchema, PetSchema, TagSchema } from './pets/pet.schema.js'
+import { PET_LOOKUP_URL, petsRoutes } from './pets/pets.routes.js'
+import { PetsService } from './pets/pets.service.js'
 import { KeysService } from './keys/keys.service.js'
 import type { Metrics } from './metrics/metrics.js'
 import { countedClientErrors, countedFrameworkErrors, registerRequestMetrics } from './metrics/request-metrics.js'
@@ -43,6 +48,9 @@ export const SHARED_SCHEMAS = [
   OrderSchema,
   OrderCreateSchema,
   OrderUpdateSchema,
+  CategorySchema,
+  TagSchema,
+  PetSchema,
   ErrorSchema,
 ]
 
@@ -78,6 +86,7 @@ function rateLimits(app: FastifyInstance, config: Config, metrics: Metrics | und
 
 /** Builds the whole HTTP application; never listens (server.ts does). */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const petLookup = new Deprecation(config.petLookupDeprecatedAt, config.petLookupSunsetAt, `${API_PREFIX}/docs#/pets/getPetById`)
   const app = Fastify({
     logger: deps.logger ?? {
       level: config.logLevel,
@@ -111,7 +120,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // A long petId must reach the validator (400), not fall out of the router as a 404.
     routerOptions: { maxParamLength: 8192 },
     clientErrorHandler: deps.metrics ? countedClientErrors(deps.metrics) : handleClientError,
-    frameworkErrors: deps.metrics ? countedFrameworkErrors(deps.metrics) : handleError,
+    frameworkErrors: withDeprecationOnUnrouted(
+      deps.metrics ? countedFrameworkErrors(deps.metrics) : handleError,
+      `${API_PREFIX}${PET_LOOKUP_URL}`,
+      petLookup,
+    ),
     schemaErrorFormatter: (errors, dataVar) =>
       new Error(errors[0] ? describeValidationError(errors[0], dataVar) : `${dataVar} is invalid`),
   }).withTypeProvider<TypeBoxTypeProvider>()
@@ -147,6 +160,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   registerErrorHandling(app)
   const registerMethodNotAllowed = methodNotAllowedForServedPaths(app)
+  deprecateRoutes(app, `${API_PREFIX}${PET_LOOKUP_URL}`, petLookup)
   await registerOpenApi(app, config)
   await app.register(healthRoutes, { storage: deps.storage, lifecycle })
 
@@ -155,13 +169,27 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const keys = new KeysService(deps.storage, cache.verifiedKeys)
   const limits = rateLimits(app, config, deps.metrics)
   await limits?.ready()
+  const authenticate = apiKeyAuthentication(app, keys, cache, limits)
   await app.register(
     async (secured) => {
-      requireApiKey(secured, keys, cache, limits)
+      secured.addHook('onRequest', authenticate)
       documentRateLimits(secured)
       await secured.register(changesRoutes, { inventory })
       await secured.register(inventoryRoutes, { inventory, list: cache.inventoryList, requireIfMatch: config.requireIfMatch })
       await secured.register(ordersRoutes, { orders: new OrdersService(deps.storage) })
+    },
+    { prefix: API_PREFIX },
+  )
+  const deprecatedCalls = new DeprecatedCallCounter(deps.storage, {
+    flushMs: config.deprecatedCallsFlushMs,
+    onFlushError: (error, keys) => app.log.error({ err: error, keys }, 'cannot write the counts of deprecated calls; they are kept for the next try'),
+  })
+  // Storage must still be open: server.ts closes it only after the app.
+  app.addHook('onClose', () => deprecatedCalls.close())
+  await app.register(
+    async (pets) => {
+      documentRateLimits(pets)
+      await pets.register(petsRoutes, { pets: new PetsService(deps.storage), authenticate, deprecatedCalls, deprecation: petLookup })
     },
     { prefix: API_PREFIX },
   )

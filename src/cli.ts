@@ -9,6 +9,9 @@ import { changeJson } from './inventory/inventory.json.js'
 import { MAX_PAGE_SIZE } from './http/paging.js'
 import { parseInt64 } from './int64.js'
 import { KeysService } from './keys/keys.service.js'
+import { openPetsFile } from './pets/import-pets.js'
+import { CategorySchema, PetRecordSchema, TagSchema } from './pets/pet.schema.js'
+import { PetsService } from './pets/pets.service.js'
 import { StorageOpenError, openStorage } from './storage/open-storage.js'
 import type { Storage } from './storage/storage.js'
 import { createValidator } from './validation.js'
@@ -22,6 +25,8 @@ Commands:
   keys list                    list API keys (never their secrets)
   keys revoke NAME_OR_ID       revoke a key; takes effect on the server's next request
   import inventory FILE        upsert entries from FILE (.json or .csv), all or nothing
+  import pets FILE             upsert pets from FILE (.json), and their statuses in the inventory, all or nothing
+  deprecations [--json]        calls of the deprecated GET /v1/pets/{petId} per API key, as flushed so far
   history PETID [--limit N] [--json]
                                one pet's stock changes from the ledger, newest first (N: 1-1000, default 50)
 
@@ -71,11 +76,34 @@ async function keys(args: string[]) {
 
 async function importCommand(args: string[]) {
   const [what, file, ...rest] = args
-  if (what !== 'inventory' || !file || rest.length > 0) throw new UsageError('import: use import inventory FILE')
-  const validate = createValidator([PetStatusSchema]).compile(InventoryRecordSchema)
-  const source = await openInventoryFile(file, validate)
-  const count = await withStorage((storage) => new InventoryService(storage).importFile(source))
-  log(`Imported ${count} inventory entries from ${file}.`)
+  if (!file || rest.length > 0) throw new UsageError('import: use import inventory FILE | import pets FILE')
+  if (what === 'inventory') {
+    const validate = createValidator([PetStatusSchema]).compile(InventoryRecordSchema)
+    const source = await openInventoryFile(file, validate)
+    const count = await withStorage((storage) => new InventoryService(storage).importFile(source))
+    log(`Imported ${count} inventory entries from ${file}.`)
+  } else if (what === 'pets') {
+    const validate = createValidator([PetStatusSchema, CategorySchema, TagSchema]).compile(PetRecordSchema)
+    const source = await openPetsFile(file, validate)
+    const count = await withStorage((storage) => new PetsService(storage).importFile(source))
+    log(`Imported ${count} pets from ${file}.`)
+  } else {
+    throw new UsageError('import: use import inventory FILE | import pets FILE')
+  }
+}
+
+async function deprecations(args: string[]) {
+  const { values } = parseArgs({ args, options: { json: { type: 'boolean' } } })
+  const rows = await withStorage((storage) => new PetsService(storage).deprecatedCalls())
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(rows.map(({ keyId, name, calls, firstCall, lastCall }) => ({ keyId, name, calls, firstCall, lastCall })))}\n`)
+    return
+  }
+  process.stdout.write(
+    ['KEY\tNAME\tCALLS\tFIRST CALL\tLAST CALL']
+      .concat(rows.map((r) => [r.keyId, r.name, r.calls, r.firstCall, r.lastCall].join('\t')))
+      .join('\n') + '\n',
+  )
 }
 
 async function history(args: string[]) {
@@ -126,6 +154,8 @@ async function main(argv: string[]) {
       return importCommand(args)
     case 'history':
       return history(args)
+    case 'deprecations':
+      return deprecations(args)
     case undefined:
     case 'help':
     case '--help':

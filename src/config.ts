@@ -46,12 +46,35 @@ export interface Config {
   publicBaseUrl: string
   productionBaseUrl: string
   stagingBaseUrl: string
+  /** When GET /v1/pets/{petId} was deprecated: its Deprecation header. */
+  petLookupDeprecatedAt: Date
+  /** From when GET /v1/pets/{petId} answers 410 gone: its Sunset header. */
+  petLookupSunsetAt: Date
+  /** How often each process adds its counts of deprecated calls to the database. */
+  deprecatedCallsFlushMs: number
 }
 
 // An http(s) base URL; the service adds /v1 itself, so a URL already ending in /v1 is refused.
 const URL_PATTERN = 'https?://[^\\s/?#]+(/[^\\s?#]*)?(?<!/v1)(?<!/v1/)'
 const url = Type.String({ pattern: `^${URL_PATTERN}$` })
 const hostName = Type.String({ minLength: 1, pattern: '^[^\\s/]+$' })
+
+// An RFC 3339 date-time (section 5.6), offset required; its calendar is checked by parseRfc3339.
+const RFC_3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/
+const rfc3339 = Type.String({ pattern: RFC_3339.source })
+
+/** The time an RFC 3339 date-time names, or undefined when it names none (a 30 February, a 25th hour). */
+export function parseRfc3339(text: string): Date | undefined {
+  const [, year, month, day, hour, minute, second, , , offsetHour = '0', offsetMinute = '0'] = RFC_3339.exec(text) ?? []
+  if (year === undefined) return undefined
+  const date = new Date(0)
+  date.setUTCFullYear(Number(year), Number(month) - 1, Number(day))
+  const calendar = date.getUTCFullYear() === Number(year) && date.getUTCMonth() === Number(month) - 1 && date.getUTCDate() === Number(day)
+  // A leap second (:60) is refused: JavaScript times cannot name one.
+  const clock = Number(hour) < 24 && Number(minute) < 60 && Number(second) < 60 && Number(offsetHour) < 24 && Number(offsetMinute) < 60
+  const ms = Date.parse(text.toUpperCase())
+  return calendar && clock && !Number.isNaN(ms) ? new Date(ms) : undefined
+}
 
 /**
  * A request waits for the database in at most three bounded steps (reading the change counters,
@@ -68,6 +91,8 @@ interface Variable {
   /** Shown in the error line: what the variable accepts. */
   allowed: string
   schema: TSchema
+  /** Converts a value the schema accepted; undefined refuses it. */
+  convert?: (value: string) => unknown
   /** The value when the variable is unset; undefined leaves the setting off. */
   default: (config: Partial<Config>) => string | undefined
 }
@@ -260,6 +285,26 @@ const VARIABLES: Record<string, Variable> = {
     schema: url,
     default: () => 'https://staging.petstore.example.com',
   },
+  PET_LOOKUP_DEPRECATED_AT: {
+    key: 'petLookupDeprecatedAt',
+    allowed: 'an RFC 3339 date-time, e.g. 2026-01-01T00:00:00Z (GET /v1/pets/{petId} sends it as Deprecation)',
+    schema: rfc3339,
+    convert: parseRfc3339,
+    default: () => '2026-01-01T00:00:00Z',
+  },
+  PET_LOOKUP_SUNSET_AT: {
+    key: 'petLookupSunsetAt',
+    allowed: 'an RFC 3339 date-time, not before PET_LOOKUP_DEPRECATED_AT (GET /v1/pets/{petId} sends it as Sunset, and answers 410 from then on)',
+    schema: rfc3339,
+    convert: parseRfc3339,
+    default: () => '2027-07-01T00:00:00Z',
+  },
+  DEPRECATED_CALLS_FLUSH_MS: {
+    key: 'deprecatedCallsFlushMs',
+    allowed: 'an integer from 100 to 3600000 (milliseconds between writes of the counted deprecated calls)',
+    schema: Type.Integer({ minimum: 100, maximum: 3_600_000 }),
+    default: () => '10000',
+  },
 }
 
 export class ConfigError extends Error {}
@@ -270,8 +315,11 @@ const ajv = createValidator([])
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   const config: Partial<Config> = {}
   const problems: string[] = []
+  /** The text each variable was read from, for the messages. */
+  const raws: Record<string, string | undefined> = {}
   for (const [name, variable] of Object.entries(VARIABLES)) {
     const raw = env[name]?.trim() || variable.default(config)
+    raws[name] = raw
     if (raw === undefined) {
       Object.assign(config, { [variable.key]: undefined })
       continue
@@ -283,8 +331,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
         : schema.type === 'boolean' && (raw === 'true' || raw === 'false')
           ? raw === 'true'
           : raw
-    if (ajv.validate(variable.schema, value)) {
-      Object.assign(config, { [variable.key]: value })
+    const converted = ajv.validate(variable.schema, value) ? (variable.convert ? variable.convert(raw) : value) : undefined
+    if (converted !== undefined) {
+      Object.assign(config, { [variable.key]: converted })
     } else {
       problems.push(`${name}=${JSON.stringify(raw)} is invalid: expected ${variable.allowed}`)
     }
@@ -304,6 +353,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   if (problems.length === 0 && config.metricsPort === config.port) {
     problems.push(
       `METRICS_PORT=${JSON.stringify(String(config.metricsPort))} is invalid: expected a port other than PORT (${config.port}), so the metrics never share the public listener`,
+    )
+  }
+  if (problems.length === 0 && config.petLookupSunsetAt! < config.petLookupDeprecatedAt!) {
+    problems.push(
+      `PET_LOOKUP_SUNSET_AT=${JSON.stringify(raws.PET_LOOKUP_SUNSET_AT)} is invalid: expected a time at or after PET_LOOKUP_DEPRECATED_AT (${config.petLookupDeprecatedAt!.toISOString()}): an operation cannot be removed before it is deprecated`,
     )
   }
   if (problems.length > 0) throw new ConfigError(problems.join('\n'))

@@ -67,3 +67,43 @@ export interface Order {
   placedAt: string
   updatedAt: string
 }
+
+/** A category or a tag of a pet, as in the public Petstore: an exact int64 id and a name. */
+export interface Category {
+  id: bigint
+  name: string
+}
+export type Tag = Category
+
+/**
+ * A pet, as the public Petstore's Pet. It has no status of its own: `status` is its inventory
+ * entry's (the inventory is the one source of truth), absent when the pet has no entry.
+ */
+export interface Pet {
+  id: bigint
+  name: string
+  category?: Category | undefined
+  photoUrls: string[]
+  tags: Tag[]
+  status?: PetStatus | undefined
+}
+
+/**
+ * Bounds on a pet record, for every client and backend alike: they keep one pet's row (and an
+ * import's chunk of them) to a known size. Lengths count characters (Unicode code points).
+ */
+export const PET_LIMITS = {
+  nameLength: 255,
+  photoUrls: 20,
+  photoUrlLength: 2048,
+  tags: 20,
+} as const
+
+/** Calls of the deprecated pet lookup by one API key, as flushed to the database. */
+export interface DeprecatedCalls {
+  keyId: number
+  calls: number
+  /** RFC 3339 UTC with milliseconds. */
+  firstCall: string
+  lastCall: string
+}

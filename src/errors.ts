@@ -12,6 +12,7 @@ export const ERROR_CODES = {
   insufficient_stock: 409,
   idempotency_key_reused: 409,
   invalid_transition: 409,
+  gone: 410,
   precondition_failed: 412,
   payload_too_large: 413,
   uri_too_long: 414,

@@ -54,7 +54,16 @@ async function printFirstKey(storage: Storage) {
 async function listen(config: Config, storage: Storage, metrics: Metrics | undefined): Promise<FastifyInstance> {
   const lifecycle = new Lifecycle()
   const app = await buildApp(config, { storage, lifecycle, metrics })
-  app.addHook('onClose', () => storage.close())
+  // The storage closes after the app, not in an onClose hook of its own: Fastify runs those last
+  // added first, so one added here would run before the app's (which still write: the flush of the
+  // deprecated calls).
+  const close = async () => {
+    try {
+      await app.close()
+    } finally {
+      await storage.close()
+    }
+  }
   app.addHook('preClose', (done) => {
     app.log.info('closing the listener')
     done()
@@ -70,7 +79,7 @@ async function listen(config: Config, storage: Storage, metrics: Metrics | undef
     try {
       metricsServer = await startMetricsServer(metrics.scrape, { host: config.metricsHost, port: config.metricsPort! }, app.log)
     } catch (error) {
-      await app.close()
+      await close()
       throw error
     }
   }
@@ -94,7 +103,7 @@ async function listen(config: Config, storage: Storage, metrics: Metrics | undef
         await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs))
       }
       lifecycle.draining = true
-      await app.close()
+      await close()
       // Up through the drain and the last requests, so they can be watched; closed before the exit.
       await metricsServer?.close()
     },

@@ -233,7 +233,7 @@ describe('petstore usage', () => {
       const result = await runCli(args, {})
       assert.equal(result.code, 0)
       assert.match(result.stdout, /^Usage: petstore/)
-      for (const command of ['serve', 'migrate', 'keys create', 'keys list', 'keys revoke', 'import inventory']) {
+      for (const command of ['serve', 'migrate', 'keys create', 'keys list', 'keys revoke', 'import inventory', 'import pets', 'deprecations']) {
         assert.ok(result.stdout.includes(command), command)
       }
       assert.equal(result.stderr, '')

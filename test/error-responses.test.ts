@@ -11,9 +11,11 @@ import { TcpProxy } from './tcp-proxy.js'
  * Walks every error response the OpenAPI document declares, makes the service send it for real, and
  * checks the status, the Error shape and the code. The phases run in order on one server: requests
  * that need a healthy database, then the database unavailable, then the database broken; 429s come
- * from a second server on the same database, whose rate limit allows one request per key.
+ * from a second server on the same database, whose rate limit allows one request per key, and 410s
+ * from a third, configured past the pet lookup's sunset. Every response of the deprecated pet lookup
+ * must carry its deprecation headers too.
  */
-type Phase = 'healthy' | 'limited' | 'unavailable' | 'broken'
+type Phase = 'healthy' | 'limited' | 'sunset' | 'unavailable' | 'broken'
 interface Trigger {
   phase: Phase
   send: (server: TestServer, token: string) => Promise<Response>
@@ -50,6 +52,16 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/inventory/1', { token })) },
     500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/inventory/1', { token }) },
     503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/inventory/1', { token }) },
+  },
+  'GET /pets/{petId}': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/pets/01', { token }) },
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/pets/1') },
+    404: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/pets/424242', { token }) },
+    410: { phase: 'sunset', send: (s, token) => s.request('GET', '/v1/pets/1', { token }) },
+    414: { phase: 'healthy', send: (s, token) => s.request('GET', `/v1/pets/${'9'.repeat(9000)}`, { token }) },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/pets/1', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/pets/1', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/pets/1', { token }) },
   },
   // The walk's server runs with REQUIRE_IF_MATCH=true, so that 428 can be provoked too.
   'PATCH /inventory/{petId}': {
@@ -159,6 +171,7 @@ for (const backend of BACKENDS) {
     const resources = useResources()
     let server: TestServer
     let limitedServer: TestServer
+    let sunsetServer: TestServer
     let token: string
     let databaseUrl: string
     let proxy: TcpProxy | undefined
@@ -182,6 +195,10 @@ for (const backend of BACKENDS) {
       }
       server = await resources.server(serverUrl, { DB_TIMEOUT_MS: '300', REQUIRE_IF_MATCH: 'true' })
       limitedServer = await resources.server(databaseUrl, { RATE_LIMIT_PER_KEY: '1', RATE_LIMIT_WINDOW_S: '86400' })
+      sunsetServer = await resources.server(databaseUrl, {
+        PET_LOOKUP_DEPRECATED_AT: '2020-01-01T00:00:00Z',
+        PET_LOOKUP_SUNSET_AT: '2021-01-01T00:00:00Z',
+      })
       const doc = (await server.request('GET', '/v1/openapi.json')).body
       declared = Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>).flatMap(
         ([path, operations]) =>
@@ -207,8 +224,14 @@ for (const backend of BACKENDS) {
       assert.ok(sent.length > 0)
       for (const { operation, status } of sent) {
         const trigger = TRIGGERS[operation]![status]!
-        const res = await trigger.send(phase === 'limited' ? limitedServer : server, token)
+        const target = phase === 'limited' ? limitedServer : phase === 'sunset' ? sunsetServer : server
+        const res = await trigger.send(target, token)
         const where = `${operation} → ${status}`
+        if (operation === 'GET /pets/{petId}') {
+          assert.match(res.headers.get('deprecation') ?? '', /^@\d+$/, where)
+          assert.match(res.headers.get('sunset') ?? '', /^\w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/, where)
+          assert.match(res.headers.get('link') ?? '', /rel="deprecation", .*rel="sunset"$/, where)
+        }
         assert.equal(res.status, status, `${where}: ${res.text}`)
         assert.match(res.headers.get('content-type') ?? '', /^application\/json/, where)
         assert.deepEqual(Object.keys(res.body).sort(), ['code', 'message', 'status'], where)
@@ -224,6 +247,9 @@ for (const backend of BACKENDS) {
 
     test('When each declared 429 is provoked past a rate limit, then it has its status, the Error shape and its code', () =>
       walk('limited'))
+
+    test('When each declared 410 is provoked past a sunset, then it has its status, the Error shape and its code', () =>
+      walk('sunset'))
 
     test('When each declared response is provoked with the database unavailable, then the same holds, and the service recovers', async () => {
       if (proxy) {

@@ -22,6 +22,7 @@ const OPERATIONS: Record<string, Record<string, string>> = {
   '/inventory/changes': { get: 'listInventoryChanges' },
   '/inventory/{petId}': { get: 'getInventoryItem', patch: 'updateInventory' },
   '/store/orders': { get: 'listOrders', post: 'placeOrder' },
+  '/pets/{petId}': { get: 'getPetById' },
   '/store/orders/{orderId}': { get: 'getOrder', patch: 'updateOrder' },
 }
 const PATHS = Object.keys(OPERATIONS).sort()
@@ -74,11 +75,17 @@ describe('OpenAPI document and docs page (sqlite)', () => {
     )
   })
 
-  test('When the shared schemas are read, then InventoryItem, InventoryUpdate, PetStatus and Error are as documented', () => {
+  test('When the shared schemas are read, then InventoryItem, InventoryUpdate, PetStatus, Pet and Error are as documented', () => {
     const { schemas } = doc.components
     assert.deepEqual(Object.keys(schemas).sort(), [
-      'ChangeReason', 'Error', 'InventoryChange', 'InventoryItem', 'InventoryUpdate', 'Order', 'OrderCreate', 'OrderStatus', 'OrderUpdate', 'PetStatus',
+      'Category', 'ChangeReason', 'Error', 'InventoryChange', 'InventoryItem', 'InventoryUpdate', 'Order', 'OrderCreate', 'OrderStatus',
+      'OrderUpdate', 'Pet', 'PetStatus', 'Tag',
     ])
+    assert.deepEqual([...schemas.Pet.required].sort(), ['id', 'name', 'photoUrls', 'tags'])
+    for (const [schema, field] of [[schemas.Pet, 'id'], [schemas.Category, 'id'], [schemas.Tag, 'id']]) {
+      assert.deepEqual([schema.properties[field].type, schema.properties[field].format], ['integer', 'int64'])
+    }
+    assert.equal(schemas.Pet.properties.status.$ref, '#/components/schemas/PetStatus')
     assert.deepEqual(schemas.PetStatus.enum, ['available', 'pending', 'sold'])
     assert.equal(schemas.InventoryItem.properties.petId.type, 'integer')
     assert.equal(schemas.InventoryItem.properties.petId.format, 'int64')
@@ -143,6 +150,22 @@ describe('OpenAPI document and docs page (sqlite)', () => {
       assert.equal(query.after.format, 'int64', op.operationId)
       assert.ok(op.responses['200'].headers.Link, `${op.operationId} declares Link`)
     }
+  })
+
+  test('When getPetById is read, then it is deprecated under the pets tag, and every response declares Deprecation, Sunset and Link', () => {
+    const op = doc.paths['/pets/{petId}'].get
+    assert.equal(op.deprecated, true)
+    assert.deepEqual(op.tags, ['pets'])
+    assert.ok(doc.tags.some((t: { name: string }) => t.name === 'pets'))
+    assert.match(op.description, /Deprecation/)
+    assert.match(op.description, /Sunset/)
+    assert.match(op.description, /410/)
+    assert.equal(op.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/Pet')
+    assert.deepEqual(Object.keys(op.responses).sort(), ['200', '400', '401', '404', '410', '414', '429', '500', '503'])
+    for (const [status, response] of Object.entries<any>(op.responses)) {
+      for (const header of ['Deprecation', 'Sunset', 'Link']) assert.ok(response.headers?.[header], `${status} ${header}`)
+    }
+    assert.equal(op.responses['410'].content['application/json'].schema.$ref, ERROR_REF)
   })
 
   test('When updateInventory is read, then it is marked experimental and documents its bodies and errors', () => {

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { Actor } from '../domain.js'
 import type { KeysService } from '../keys/keys.service.js'
 import type { FreshCache } from '../cache/fresh-cache.js'
@@ -14,25 +14,31 @@ declare module 'fastify' {
 }
 
 /**
- * Bearer authentication for every route of the scope it is added to. It runs in onRequest,
- * before the body is read or validated: an unauthenticated bad request is a 401, not a 400 or 404.
+ * Bearer authentication, as an onRequest hook for the authenticated routes (added to a whole scope,
+ * or to a route whose own hooks must run before it); `app` gets the request fields it fills in.
+ * It runs before the body is read or validated: an unauthenticated bad request is a 401, not a 400 or 404.
  * It reads the change counters first (one database round trip), which both the key check and the
  * handlers' caches use. With rate limits, a request whose token this process has not verified
  * before is counted per client address before anything reaches the database, so a flood of guessed
  * keys is throttled without a lookup; a verified key is then counted per key.
  */
-export function requireApiKey(scope: FastifyInstance, keys: KeysService, cache: FreshCache, limits?: RateLimits) {
-  scope.decorateRequest('apiKeyId', 0)
-  scope.decorateRequest('versions', null as unknown as Versions)
+export function apiKeyAuthentication(
+  app: FastifyInstance,
+  keys: KeysService,
+  cache: FreshCache,
+  limits?: RateLimits,
+): onRequestHookHandler {
+  app.decorateRequest('apiKeyId', 0)
+  app.decorateRequest('versions', null as unknown as Versions)
   const perAddress = limits?.enabled('per-address') ? limits : undefined
   const perKey = limits?.enabled('per-key') ? limits : undefined
-  scope.addHook('onRequest', async (request, reply) => {
+  return async (request, reply) => {
     const authorization = request.headers.authorization
     if (perAddress && !keys.wasVerified(authorization)) await perAddress.count(reply, 'per-address', addressPartition(request.ip))
     request.versions = await cache.versions()
     request.apiKeyId = await keys.authenticate(authorization, request.versions.keys)
     if (perKey) await perKey.count(reply, 'per-key', String(request.apiKeyId))
-  })
+  }
 }
 
 /** Who a write is recorded as made by, in the ledger: the request's key and id. */

@@ -22,11 +22,13 @@ export function errorResponses(...statuses: number[]) {
     400: 'The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON.',
     401: 'The API key is missing, malformed, unknown or revoked.',
     404: 'The requested resource could not be found.',
+    410: 'The operation has reached its sunset (the date in its Sunset header) and is no longer served.',
     412: 'If-Match does not hold: the entry has changed since its ETag was read. Nothing changed.',
     413: 'The request body is larger than 64 KiB.',
     414: 'A path parameter is longer than 8192 characters.',
     415: 'The request body is not application/json.',
     428: 'The service runs with REQUIRE_IF_MATCH=true and the request has no If-Match.',
+    429: 'A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds.',
     500: 'Unexpected failure; the body says nothing about internals.',
     503: 'The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given.',
   }

@@ -17,6 +17,8 @@ Stock writes (updateInventory, placeOrder, updateOrder) are applied in the order
 
 Rate limits (on by default; the operator sets them): per API key, and per client address for keys not yet verified, in fixed windows. Every counted response carries \`RateLimit-Policy\` and \`RateLimit\` (draft-ietf-httpapi-ratelimit-headers); past a limit the answer is 429 \`rate_limited\` with \`Retry-After\`. A 503 may come with \`Retry-After\` too, when the service refuses work for load.
 
+Deprecation: getPetById is deprecated. Every response of it carries \`Deprecation\`, \`Sunset\` and \`Link\` headers, and from its sunset on it answers 410 \`gone\`, before authentication.
+
 Entity tags: the GETs and updateInventory answer with a strong \`ETag\` of the exact bytes. \`If-None-Match\` on a GET gives 304 while the representation is unchanged; \`If-Match\` on updateInventory makes the update conditional (412 when the entry has changed).`
 
 export function servers(config: Config) {
@@ -40,6 +42,7 @@ export async function registerOpenApi(app: FastifyInstance, config: Config) {
       tags: [
         { name: 'inventory', description: 'Stock levels per pet, and the ledger of their changes' },
         { name: 'store', description: 'Orders, which reserve stock' },
+        { name: 'pets', description: 'The pets themselves (the lookup by id is deprecated)' },
       ],
       components: {
         securitySchemes: {

@@ -3,6 +3,7 @@ import { isIPv6 } from 'node:net'
 import { Type } from 'typebox'
 import type { Config } from '../config.js'
 import { RateLimitedError } from '../errors.js'
+import { errorResponses } from './error.schema.js'
 import { MemoryCounterStore, RedisCounterStore, type CounterStore, type RedisStoreEvents } from '../ratelimit/counter-store.js'
 
 export type PolicyName = 'per-key' | 'per-address'
@@ -67,14 +68,11 @@ export function documentRateLimits(scope: FastifyInstance) {
   scope.addHook('onRoute', (route) => {
     const responses = route.schema?.response as Record<string, { headers?: object }> | undefined
     if (!responses) return
+    responses['429'] ??= errorResponses(429)[429] as { headers?: object }
     for (const [status, response] of Object.entries(responses)) {
       const own = status === '429' ? RETRY_AFTER_HEADER : {}
       responses[status] = { ...response, headers: { ...response.headers, ...own, ...RATE_LIMIT_HEADERS } }
     }
-    responses['429'] ??= Type.Ref('Error', {
-      description: 'A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds.',
-      headers: { ...RETRY_AFTER_HEADER, ...RATE_LIMIT_HEADERS },
-    }) as { headers?: object }
   })
 }
 

@@ -9,11 +9,9 @@ export const PetStatusSchema = Type.Unsafe<PetStatus>({
 })
 
 /** Exact int64 everywhere: the JSON number is emitted digit for digit, and parsed to a bigint on input. */
-export const PetIdSchema = Type.Unsafe<bigint>({
-  type: 'integer',
-  format: 'int64',
-  description: 'Identifier of the pet (a signed 64-bit integer, exact over the whole range).',
-})
+export const Int64Schema = (description: string) => Type.Unsafe<bigint>({ type: 'integer', format: 'int64', description })
+
+export const PetIdSchema = Int64Schema('Identifier of the pet (a signed 64-bit integer, exact over the whole range).')
 
 export const QuantitySchema = Type.Integer({
   minimum: 0,
@@ -41,11 +39,7 @@ export const InventoryUpdateSchema = Type.Object(
 export type InventoryUpdate = Static<typeof InventoryUpdateSchema>
 
 export const PetIdParamsSchema = Type.Object({
-  petId: Type.Unsafe<bigint>({
-    type: 'integer',
-    format: 'int64',
-    description: 'The pet: a decimal int64 in canonical form (no leading zeros, no exponent).',
-  }),
+  petId: Int64Schema('The pet: a decimal int64 in canonical form (no leading zeros, no exponent).'),
 })
 
 /** A row of an import file, checked with the same validator as request bodies (petId is parsed separately). */

@@ -1,7 +1,7 @@
-import { InvalidInputError, NotFoundError, PreconditionFailedError } from '../errors.js'
+import { NotFoundError, PreconditionFailedError } from '../errors.js'
 import type { Actor, InventoryChange, InventoryItem } from '../domain.js'
-import { DuplicatePetIdError, type ChangeQuery, type Precondition, type SetResult, type Storage } from '../storage/storage.js'
-import type { ImportSource } from './import-file.js'
+import { refusingDuplicates, type ImportSource } from '../import/import-source.js'
+import type { ChangeQuery, ImportRecord, Precondition, SetResult, Storage } from '../storage/storage.js'
 
 export class InventoryService {
   constructor(private readonly storage: Storage) {}
@@ -36,14 +36,7 @@ export class InventoryService {
    * Inserts or replaces the entries of an import file, all or nothing; resolves with their number.
    * A petId named twice is refused, naming both places.
    */
-  async importFile(source: ImportSource): Promise<number> {
-    try {
-      return await this.storage.importInventory(source.chunks)
-    } catch (error) {
-      if (!(error instanceof DuplicatePetIdError)) throw error
-      throw new InvalidInputError(
-        `${source.where(error.position)}: petId ${error.petId} appears twice (first at ${source.where(error.firstPosition)})`,
-      )
-    }
+  importFile(source: ImportSource<ImportRecord>): Promise<number> {
+    return refusingDuplicates(source, 'petId', () => this.storage.importInventory(source.chunks))
   }
 }

@@ -1,4 +1,4 @@
-import type { InventoryChange, InventoryItem, Order, OrderStatus } from '../domain.js'
+import type { DeprecatedCalls, InventoryChange, InventoryItem, Order, OrderStatus, Pet } from '../domain.js'
 import type { StockResult, StockWrite } from './stock-batch.js'
 
 export type { PlaceResult, Precondition, SetResult, StockWrite, TransitionResult } from './stock-batch.js'
@@ -21,6 +21,12 @@ export interface OrderQuery {
 /** One record of an import file, with its position there (entry or line number) for messages. */
 export interface ImportRecord {
   item: InventoryItem
+  position: number
+}
+
+/** One record of a pets import file, with its position there (entry number) for messages. */
+export interface PetImportRecord {
+  pet: Pet
   position: number
 }
 
@@ -115,6 +121,25 @@ export interface Storage {
    * Resolves with the number of records.
    */
   importInventory(chunks: AsyncIterable<ImportRecord[]>): Promise<number>
+
+  /** One pet, its status read from its inventory entry in the same statement; undefined when there is no such pet. */
+  getPet(id: bigint): Promise<Pet | undefined>
+  /**
+   * Inserts or replaces every pet, all or nothing, staging the chunks as they come (where a repeated
+   * id is found: DuplicatePetIdError), then writing in one transaction both the pets and, for each pet
+   * with a status, its inventory entry's status (created with quantity 0 when there is none): the
+   * inventory keeps the one status of a pet. An error thrown by the chunks changes nothing. Resolves
+   * with the number of pets.
+   */
+  importPets(chunks: AsyncIterable<PetImportRecord[]>): Promise<number>
+
+  /**
+   * Adds counts of deprecated calls to the stored ones, in one transaction: calls summed, the
+   * earliest first call and the latest last call kept, so every instance's flushes add up.
+   */
+  addDeprecatedCalls(calls: DeprecatedCalls[]): Promise<void>
+  /** The stored counts, one per API key with its name, by key id. */
+  listDeprecatedCalls(): Promise<(DeprecatedCalls & { name: string })[]>
 
   /** The id of the non-revoked key with this SHA-256 hash, if any. */
   findActiveKey(hash: Buffer): Promise<{ id: number; hash: Buffer } | undefined>

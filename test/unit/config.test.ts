@@ -53,6 +53,19 @@ const badSettings: [string, string][] = [
   ['METRICS_PORT', 'metrics'],
   ['METRICS_HOST', 'a host'],
   ['METRICS_HOST', 'http://127.0.0.1'],
+  ['PET_LOOKUP_DEPRECATED_AT', '2026-01-01'],
+  ['PET_LOOKUP_DEPRECATED_AT', '2026-01-01T00:00:00'],
+  ['PET_LOOKUP_DEPRECATED_AT', '2026-01-01 00:00:00Z'],
+  ['PET_LOOKUP_DEPRECATED_AT', 'tomorrow'],
+  ['PET_LOOKUP_DEPRECATED_AT', '1767225600'],
+  ['PET_LOOKUP_SUNSET_AT', '2027-02-29T00:00:00Z'],
+  ['PET_LOOKUP_SUNSET_AT', '2027-13-01T00:00:00Z'],
+  ['PET_LOOKUP_SUNSET_AT', '2027-07-01T24:00:00Z'],
+  ['PET_LOOKUP_SUNSET_AT', '2027-07-01T00:00:60Z'],
+  ['PET_LOOKUP_SUNSET_AT', '2027-07-01T00:00:00+25:00'],
+  ['DEPRECATED_CALLS_FLUSH_MS', '99'],
+  ['DEPRECATED_CALLS_FLUSH_MS', '3600001'],
+  ['DEPRECATED_CALLS_FLUSH_MS', '10s'],
 ]
 
 /** The ConfigError loadConfig throws for `env`. */
@@ -102,6 +115,9 @@ describe('loadConfig', () => {
         publicBaseUrl: '',
         productionBaseUrl: 'https://petstore.example.com',
         stagingBaseUrl: 'https://staging.petstore.example.com',
+        petLookupDeprecatedAt: new Date('2026-01-01T00:00:00Z'),
+        petLookupSunsetAt: new Date('2027-07-01T00:00:00Z'),
+        deprecatedCallsFlushMs: 10000,
       },
     )
   })
@@ -180,6 +196,22 @@ describe('loadConfig', () => {
   test('When REQUIRE_IF_MATCH is true or false, then it is a boolean', () => {
     assert.equal(loadConfig({ REQUIRE_IF_MATCH: 'true' }).requireIfMatch, true)
     assert.equal(loadConfig({ REQUIRE_IF_MATCH: 'false' }).requireIfMatch, false)
+  })
+
+  test('When the pet lookup dates are RFC 3339 date-times with offsets or fractions, then they are the times they name', () => {
+    const config = loadConfig({ PET_LOOKUP_DEPRECATED_AT: '2026-03-01t02:00:00.5+02:00', PET_LOOKUP_SUNSET_AT: '2028-02-29T23:59:59.999z' })
+    assert.equal(config.petLookupDeprecatedAt.toISOString(), '2026-03-01T00:00:00.500Z')
+    assert.equal(config.petLookupSunsetAt.toISOString(), '2028-02-29T23:59:59.999Z')
+  })
+
+  test('When the pet lookup sunset precedes its deprecation, then it is refused in one line; the same moment is fine', () => {
+    const { message } = refusal({ PET_LOOKUP_DEPRECATED_AT: '2026-06-01T00:00:00Z', PET_LOOKUP_SUNSET_AT: '2026-05-31T23:59:59Z' })
+    assert.match(message, /^PET_LOOKUP_SUNSET_AT="2026-05-31T23:59:59Z" is invalid: expected a time at or after PET_LOOKUP_DEPRECATED_AT/)
+    assert.equal(message.split('\n').length, 1)
+    // Only the default sunset is earlier than this deprecation: it is refused too, rather than silently moved.
+    assert.throws(() => loadConfig({ PET_LOOKUP_DEPRECATED_AT: '2028-01-01T00:00:00Z' }), ConfigError)
+    const same = loadConfig({ PET_LOOKUP_DEPRECATED_AT: '2026-06-01T02:00:00+02:00', PET_LOOKUP_SUNSET_AT: '2026-06-01T00:00:00Z' })
+    assert.equal(same.petLookupSunsetAt.getTime(), same.petLookupDeprecatedAt.getTime())
   })
 
   test('When the configuration is loaded, then it is frozen', () => {

@@ -1,12 +1,13 @@
 import pg from 'pg'
 import { to as copyTo } from 'pg-copy-streams'
 import { UnavailableError } from '../../errors.js'
-import type { ChangeReason, InventoryChange, InventoryItem, Order, OrderStatus, PetStatus } from '../../domain.js'
+import type { ChangeReason, DeprecatedCalls, InventoryChange, InventoryItem, Order, OrderStatus, Pet, PetStatus } from '../../domain.js'
 import { GroupCommit } from '../group-commit.js'
-import { DuplicatePetIdError, type ApiKey, type ChangeQuery, type ConnectionUse, type ImportRecord, type OrderQuery, type Storage, type StorageObserver, type Versions } from '../storage.js'
+import { DuplicatePetIdError, type ApiKey, type ChangeQuery, type ConnectionUse, type ImportRecord, type OrderQuery, type PetImportRecord, type Storage, type StorageObserver, type Versions } from '../storage.js'
 import { IDEMPOTENCY_TTL_MS, batchReads, claimKey, planBatch, type BatchState, type Placement, type StockResult, type StockWrite } from '../stock-batch.js'
 import { migratePostgres } from './migrate.js'
 import { LIST_ENTRY_JSON } from '../list-entry-json.js'
+import { petColumns, rowToPet, type PetRow } from '../pet-row.js'
 
 export interface PostgresOptions {
   /** Connections in this process's pool. */
@@ -474,69 +475,74 @@ export class PostgresStorage implements Storage {
 
   /**
    * Stages the records in a temporary table of the import's own transaction (no lock on the inventory
-   * meanwhile), then takes the inventory lock and copies them in, in pieces. An import is an operator's
-   * bulk job, not a request: each of its statements is bounded by DB_MIGRATION_TIMEOUT_MS.
+   * meanwhile), then takes the inventory lock and copies them in, in pieces.
    */
   async importInventory(chunks: AsyncIterable<ImportRecord[]>): Promise<number> {
     let count = 0
-    await this.transaction(
-      Number.POSITIVE_INFINITY,
-      async (run) => {
-        await run(`SET LOCAL statement_timeout = ${this.bulkTimeoutMs}`)
-        await run(`CREATE TEMP TABLE import_staging (
-          pet_id bigint PRIMARY KEY, quantity integer NOT NULL, status text NOT NULL, position integer NOT NULL) ON COMMIT DROP`)
-        for await (const chunk of chunks) {
-          const staged = await run<{ pet_id: string }>(
-            `INSERT INTO import_staging SELECT * FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::integer[])
-             ON CONFLICT (pet_id) DO NOTHING RETURNING pet_id::text AS pet_id`,
-            [
-              chunk.map((r) => String(r.item.petId)),
-              chunk.map((r) => r.item.quantity),
-              chunk.map((r) => r.item.status),
-              chunk.map((r) => r.position),
-            ],
-          )
-          if (staged.length < chunk.length) await this.throwFirstDuplicate(run, chunk, staged)
-          count += chunk.length
-        }
-        // The ledger first, while the entries still hold their previous quantities: a seq per record
-        // in file order, from the counter the inventory_version lock guards.
-        const { lastChange } = await lockInventory(run)
-        await run(
-          `INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, at)
-           SELECT $1::bigint + row_number() OVER (ORDER BY s.position), s.pet_id, i.quantity, s.quantity, 'import', $2
-           FROM import_staging AS s LEFT JOIN inventory AS i USING (pet_id)`,
-          [String(lastChange), new Date()],
+    await this.importTransaction(async (run) => {
+      await run(`CREATE TEMP TABLE import_staging (
+        pet_id bigint PRIMARY KEY, quantity integer NOT NULL, status text NOT NULL, position integer NOT NULL) ON COMMIT DROP`)
+      for await (const chunk of chunks) {
+        const staged = await run<{ id: string }>(
+          `INSERT INTO import_staging SELECT * FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::integer[])
+           ON CONFLICT (pet_id) DO NOTHING RETURNING pet_id::text AS id`,
+          [
+            chunk.map((r) => String(r.item.petId)),
+            chunk.map((r) => r.item.quantity),
+            chunk.map((r) => r.item.status),
+            chunk.map((r) => r.position),
+          ],
         )
-        await run('UPDATE inventory_version SET last_change = last_change + $1', [count])
-        for (let after: string | undefined; ; ) {
-          const copied = await run<{ last: string | null }>(
-            `WITH piece AS (
-               SELECT pet_id, quantity, status FROM import_staging
-               WHERE $1::bigint IS NULL OR pet_id > $1::bigint ORDER BY pet_id LIMIT ${IMPORT_PIECE})
-             , written AS (
-               INSERT INTO inventory (pet_id, quantity, status) SELECT * FROM piece
-               ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, status = excluded.status
-               RETURNING pet_id)
-             SELECT max(pet_id)::text AS last FROM written`,
-            [after ?? null],
-          )
-          const last = copied[0]?.last
-          if (!last) break
-          after = last
+        if (staged.length < chunk.length) {
+          const ids = chunk.map(({ item, position }) => ({ id: String(item.petId), position }))
+          await this.throwFirstDuplicate(run, 'import_staging', 'pet_id', ids, staged)
         }
-      },
-      this.bulkTimeoutMs,
-    )
+        count += chunk.length
+      }
+      // The ledger first, while the entries still hold their previous quantities: a seq per record
+      // in file order, from the counter the inventory_version lock guards.
+      const { lastChange } = await lockInventory(run)
+      await run(
+        `INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, at)
+         SELECT $1::bigint + row_number() OVER (ORDER BY s.position), s.pet_id, i.quantity, s.quantity, 'import', $2
+         FROM import_staging AS s LEFT JOIN inventory AS i USING (pet_id)`,
+        [String(lastChange), new Date()],
+      )
+      await run('UPDATE inventory_version SET last_change = last_change + $1', [count])
+      for (let after: string | undefined; ; ) {
+        const copied = await run<{ last: string | null }>(
+          `WITH piece AS (
+             SELECT pet_id, quantity, status FROM import_staging
+             WHERE $1::bigint IS NULL OR pet_id > $1::bigint ORDER BY pet_id LIMIT ${IMPORT_PIECE})
+           , written AS (
+             INSERT INTO inventory (pet_id, quantity, status) SELECT * FROM piece
+             ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, status = excluded.status
+             RETURNING pet_id)
+           SELECT max(pet_id)::text AS last FROM written`,
+          [after ?? null],
+        )
+        const last = copied[0]?.last
+        if (!last) break
+        after = last
+      }
+    })
     return count
   }
 
-  /** A chunk staged fewer rows than it has: the first record, in file order, whose pet was already there. */
-  private async throwFirstDuplicate(run: Run, chunk: ImportRecord[], staged: { pet_id: string }[]): Promise<never> {
-    const fresh = new Set(staged.map((r) => r.pet_id))
+  /**
+   * A chunk staged fewer rows than it has: the first record, in file order, whose id was already
+   * there. `ids` are the chunk's ids as text, in file order, with their positions.
+   */
+  private async throwFirstDuplicate(
+    run: Run,
+    table: string,
+    idColumn: string,
+    ids: { id: string; position: number }[],
+    staged: { id: string }[],
+  ): Promise<never> {
+    const fresh = new Set(staged.map((r) => r.id))
     const earlier = new Map<string, number>()
-    for (const { item, position } of chunk) {
-      const id = String(item.petId)
+    for (const { id, position } of ids) {
       const inChunk = earlier.get(id)
       if (inChunk === undefined && fresh.has(id)) {
         earlier.set(id, position)
@@ -544,10 +550,124 @@ export class PostgresStorage implements Storage {
       }
       const first =
         inChunk ??
-        (await run<{ position: number }>('SELECT position FROM import_staging WHERE pet_id = $1', [id]))[0]!.position
-      throw new DuplicatePetIdError(item.petId, first, position)
+        (await run<{ position: number }>(`SELECT position FROM ${table} WHERE ${idColumn} = $1`, [id]))[0]!.position
+      throw new DuplicatePetIdError(BigInt(id), first, position)
     }
     throw new Error('a chunk staged fewer rows than it has, but no duplicate was found')
+  }
+
+  async getPet(id: bigint): Promise<Pet | undefined> {
+    const rows = await this.query<PetRow>(
+      `SELECT p.id::text AS id, p.name, p.category_id::text AS category_id, p.category_name,
+         p.photo_urls::text AS photo_urls, p.tags::text AS tags, i.status
+       FROM pets AS p LEFT JOIN inventory AS i ON i.pet_id = p.id WHERE p.id = $1`,
+      [String(id)],
+    )
+    return rows[0] && rowToPet(rows[0])
+  }
+
+  /**
+   * Stages the pets in a temporary table of the import's own transaction (no lock meanwhile), then
+   * takes the inventory lock (the transaction writes statuses to the inventory, and the pets rows are
+   * written under it too, so two imports never lock pets in opposite orders) and writes the pets and
+   * their statuses.
+   */
+  async importPets(chunks: AsyncIterable<PetImportRecord[]>): Promise<number> {
+    let count = 0
+    await this.importTransaction(async (run) => {
+      await run(`CREATE TEMP TABLE pets_staging (
+        id bigint PRIMARY KEY, name text NOT NULL, category_id bigint, category_name text,
+        photo_urls jsonb NOT NULL, tags jsonb NOT NULL, status text, position integer NOT NULL) ON COMMIT DROP`)
+      for await (const chunk of chunks) {
+        // unnest takes one array per column: the chunk's rows transposed, int64 values as text (exact).
+        const rows = chunk.map(({ pet, position }) => [...petColumns(pet), pet.status ?? null, position])
+        const columns = rows[0]!.map((_, i) => rows.map((row) => (typeof row[i] === 'bigint' ? String(row[i]) : row[i])))
+        const staged = await run<{ id: string }>(
+          `INSERT INTO pets_staging SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[],
+             $5::jsonb[], $6::jsonb[], $7::text[], $8::integer[])
+           ON CONFLICT (id) DO NOTHING RETURNING id::text AS id`,
+          columns,
+        )
+        if (staged.length < chunk.length) {
+          const ids = chunk.map(({ pet, position }) => ({ id: String(pet.id), position }))
+          await this.throwFirstDuplicate(run, 'pets_staging', 'id', ids, staged)
+        }
+        count += chunk.length
+      }
+      await lockInventory(run)
+      await run(`INSERT INTO pets (id, name, category_id, category_name, photo_urls, tags)
+        SELECT id, name, category_id, category_name, photo_urls, tags FROM pets_staging
+        ON CONFLICT (id) DO UPDATE SET name = excluded.name, category_id = excluded.category_id,
+          category_name = excluded.category_name, photo_urls = excluded.photo_urls, tags = excluded.tags`)
+      await this.setStatusesOfStagedPets(run)
+    })
+    return count
+  }
+
+  /**
+   * The pets import's one write to the inventory, inside its transaction and under the inventory lock
+   * it took first: each staged pet with a status sets its entry's status, creating the entry with
+   * quantity 0 when there is none. A created entry is a change of quantity (from none to 0): it gets
+   * its ledger row, reason import, with a seq from the counter that lock guards.
+   */
+  private async setStatusesOfStagedPets(run: Run) {
+    const { lastChange } = await lockInventory(run)
+    await run(
+      `WITH logged AS (
+         INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, at)
+         SELECT $1::bigint + row_number() OVER (ORDER BY s.position), s.id, NULL, 0, 'import', $2 FROM pets_staging AS s
+         WHERE s.status IS NOT NULL AND NOT EXISTS (SELECT 1 FROM inventory AS i WHERE i.pet_id = s.id)
+         RETURNING 1)
+       UPDATE inventory_version SET last_change = last_change + (SELECT count(*) FROM logged)`,
+      [String(lastChange), new Date()],
+    )
+    await run(`INSERT INTO inventory (pet_id, quantity, status)
+      SELECT id, 0, status FROM pets_staging WHERE status IS NOT NULL
+      ON CONFLICT (pet_id) DO UPDATE SET status = excluded.status`)
+  }
+
+  /**
+   * One statement. Rows are upserted in key order, so two instances flushing at once lock the same
+   * rows in the same order and never deadlock.
+   */
+  async addDeprecatedCalls(calls: DeprecatedCalls[]): Promise<void> {
+    await this.query(
+      `INSERT INTO deprecated_calls (key_id, calls, first_call, last_call)
+       SELECT * FROM unnest($1::integer[], $2::bigint[], $3::timestamptz[], $4::timestamptz[]) ORDER BY 1
+       ON CONFLICT (key_id) DO UPDATE SET calls = deprecated_calls.calls + excluded.calls,
+         first_call = least(deprecated_calls.first_call, excluded.first_call),
+         last_call = greatest(deprecated_calls.last_call, excluded.last_call)`,
+      [calls.map((c) => c.keyId), calls.map((c) => c.calls), calls.map((c) => c.firstCall), calls.map((c) => c.lastCall)],
+    )
+  }
+
+  async listDeprecatedCalls(): Promise<(DeprecatedCalls & { name: string })[]> {
+    const rows = await this.query<{ key_id: number; name: string; calls: string; first_call: Date; last_call: Date }>(
+      `SELECT d.key_id, k.name, d.calls, d.first_call, d.last_call
+       FROM deprecated_calls AS d JOIN api_keys AS k ON k.id = d.key_id ORDER BY d.key_id`,
+    )
+    return rows.map((r) => ({
+      keyId: r.key_id,
+      name: r.name,
+      calls: Number(r.calls),
+      firstCall: r.first_call.toISOString(),
+      lastCall: r.last_call.toISOString(),
+    }))
+  }
+
+  /**
+   * An import's one transaction. An import is an operator's bulk job, not a request: it has no
+   * deadline, and each of its statements is bounded by DB_MIGRATION_TIMEOUT_MS.
+   */
+  private importTransaction(body: (run: Run) => Promise<void>): Promise<void> {
+    return this.transaction(
+      Number.POSITIVE_INFINITY,
+      async (run) => {
+        await run(`SET LOCAL statement_timeout = ${this.bulkTimeoutMs}`)
+        await body(run)
+      },
+      this.bulkTimeoutMs,
+    )
   }
 
   /**

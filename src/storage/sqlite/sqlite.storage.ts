@@ -2,12 +2,13 @@ import Database from 'better-sqlite3'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { UnavailableError } from '../../errors.js'
-import type { ChangeReason, InventoryChange, InventoryItem, Order, OrderStatus, PetStatus } from '../../domain.js'
-import { DuplicatePetIdError, type ApiKey, type ChangeQuery, type ImportRecord, type OrderQuery, type Storage, type StorageObserver, type Versions } from '../storage.js'
+import type { ChangeReason, DeprecatedCalls, InventoryChange, InventoryItem, Order, OrderStatus, Pet, PetStatus } from '../../domain.js'
+import { DuplicatePetIdError, type ApiKey, type ChangeQuery, type ImportRecord, type OrderQuery, type PetImportRecord, type Storage, type StorageObserver, type Versions } from '../storage.js'
 import { GroupCommit } from '../group-commit.js'
 import { IDEMPOTENCY_TTL_MS, batchReads, claimKey, planBatch, type BatchState, type Placement, type StockResult, type StockWrite, type StoredClaim } from '../stock-batch.js'
 import { migrateSqlite } from './migrate.js'
 import { LIST_ENTRY_JSON } from '../list-entry-json.js'
+import { petColumns, rowToPet, type PetRow } from '../pet-row.js'
 
 /** Entries read per step of a listing: about 100 KB of JSON, a millisecond or two of work. */
 const LIST_PAGE_SIZE = 2000
@@ -163,6 +164,16 @@ export class SqliteStorage implements Storage {
       revokeById: db.prepare(
         'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING *',
       ),
+      getPet: db
+        .prepare(`SELECT p.id, p.name, p.category_id, p.category_name, p.photo_urls, p.tags, i.status
+          FROM pets AS p LEFT JOIN inventory AS i ON i.pet_id = p.id WHERE p.id = ?`)
+        .safeIntegers(),
+      // Text times in one format (toISOString), so min() and max() order them.
+      addDeprecatedCalls: db.prepare(`INSERT INTO deprecated_calls (key_id, calls, first_call, last_call) VALUES (?, ?, ?, ?)
+        ON CONFLICT (key_id) DO UPDATE SET calls = calls + excluded.calls,
+          first_call = min(first_call, excluded.first_call), last_call = max(last_call, excluded.last_call)`),
+      listDeprecatedCalls: db.prepare(`SELECT d.key_id AS keyId, k.name, d.calls, d.first_call AS firstCall, d.last_call AS lastCall
+        FROM deprecated_calls AS d JOIN api_keys AS k ON k.id = d.key_id ORDER BY d.key_id`),
     }
     const { observer } = options
     this.groupCommit = new GroupCommit(
@@ -306,28 +317,13 @@ export class SqliteStorage implements Storage {
     return statement
   }
 
-  /**
-   * Stages the records in a TEMP table (its own file: staging takes no lock on the database, so the
-   * service keeps writing meanwhile), then copies them into the inventory in one IMMEDIATE transaction.
-   */
+  /** Stages the records (see stage), then copies them into the inventory in one IMMEDIATE transaction. */
   async importInventory(chunks: AsyncIterable<ImportRecord[]>): Promise<number> {
     const db = this.db
     db.exec(`CREATE TEMP TABLE IF NOT EXISTS import_staging (
       pet_id INTEGER PRIMARY KEY, quantity INTEGER NOT NULL, status TEXT NOT NULL, position INTEGER NOT NULL)`)
-    const stage = db.prepare('INSERT INTO temp.import_staging VALUES (?, ?, ?, ?) ON CONFLICT (pet_id) DO NOTHING')
-    const firstAt = db.prepare('SELECT position FROM temp.import_staging WHERE pet_id = ?').pluck()
-    let count = 0
     try {
-      for await (const chunk of chunks) {
-        db.transaction(() => {
-          for (const { item, position } of chunk) {
-            if (stage.run(item.petId, item.quantity, item.status, position).changes === 0) {
-              throw new DuplicatePetIdError(item.petId, firstAt.get(item.petId) as number, position)
-            }
-          }
-        })()
-        count += chunk.length
-      }
+      const count = await this.stage(chunks, 'import_staging', 'pet_id', ({ item }) => [item.petId, item.quantity, item.status])
       const at = new Date().toISOString()
       await this.write(() => {
         // The ledger first, while the entries still hold their previous quantities; seqs in file order.
@@ -342,6 +338,81 @@ export class SqliteStorage implements Storage {
     } finally {
       db.exec('DELETE FROM temp.import_staging')
     }
+  }
+
+  async getPet(id: bigint): Promise<Pet | undefined> {
+    const row = await this.retryBusy(() => this.stmt.getPet.get(id) as PetRow | undefined)
+    return row && rowToPet(row)
+  }
+
+  /** Stages the pets (see stage), then writes them and their statuses in one IMMEDIATE transaction. */
+  async importPets(chunks: AsyncIterable<PetImportRecord[]>): Promise<number> {
+    const db = this.db
+    db.exec(`CREATE TEMP TABLE IF NOT EXISTS pets_staging (
+      id INTEGER PRIMARY KEY, name TEXT NOT NULL, category_id INTEGER, category_name TEXT,
+      photo_urls TEXT NOT NULL, tags TEXT NOT NULL, status TEXT, position INTEGER NOT NULL)`)
+    try {
+      const count = await this.stage(chunks, 'pets_staging', 'id', ({ pet }) => [...petColumns(pet), pet.status ?? null])
+      await this.write(() => {
+        db.exec(`INSERT INTO pets (id, name, category_id, category_name, photo_urls, tags)
+          SELECT id, name, category_id, category_name, photo_urls, tags FROM temp.pets_staging WHERE true
+          ON CONFLICT (id) DO UPDATE SET name = excluded.name, category_id = excluded.category_id,
+            category_name = excluded.category_name, photo_urls = excluded.photo_urls, tags = excluded.tags`)
+        this.setStatusesOfStagedPets()
+      })
+      return count
+    } finally {
+      db.exec('DELETE FROM temp.pets_staging')
+    }
+  }
+
+  /**
+   * The pets import's one write to the inventory, inside its transaction: each staged pet with a
+   * status sets its entry's status, creating the entry with quantity 0 when there is none. A created
+   * entry is a change of quantity (from none to 0): it gets its ledger row, reason import.
+   */
+  private setStatusesOfStagedPets() {
+    this.db
+      .prepare(`INSERT INTO inventory_changes (pet_id, previous_quantity, quantity, reason, at)
+        SELECT s.id, NULL, 0, 'import', ? FROM temp.pets_staging AS s
+        WHERE s.status IS NOT NULL AND NOT EXISTS (SELECT 1 FROM inventory AS i WHERE i.pet_id = s.id)
+        ORDER BY s.position`)
+      .run(new Date().toISOString())
+    this.db.exec(`INSERT INTO inventory (pet_id, quantity, status)
+      SELECT id, 0, status FROM temp.pets_staging WHERE status IS NOT NULL
+      ON CONFLICT (pet_id) DO UPDATE SET status = excluded.status`)
+  }
+
+  /**
+   * Stages an import's records in a TEMP table keyed by their id, one transaction per chunk, as they
+   * come. The TEMP table is a file of its own: staging takes no lock on the database, so the service
+   * keeps writing meanwhile. `columns` gives a record's values, id first; its position comes last. A
+   * repeated id throws DuplicatePetIdError with both positions. Resolves with the number of records.
+   */
+  private async stage<R extends { position: number }>(
+    chunks: AsyncIterable<R[]>,
+    table: string,
+    idColumn: string,
+    columns: (record: R) => [bigint, ...unknown[]],
+  ): Promise<number> {
+    const db = this.db
+    const firstAt = db.prepare(`SELECT position FROM temp.${table} WHERE ${idColumn} = ?`).pluck()
+    let insert: Database.Statement | undefined
+    let count = 0
+    for await (const chunk of chunks) {
+      db.transaction(() => {
+        for (const record of chunk) {
+          const values = [...columns(record), record.position]
+          insert ??= db.prepare(`INSERT INTO temp.${table} VALUES (${values.map(() => '?').join(', ')}) ON CONFLICT DO NOTHING`)
+          if (insert.run(...values).changes === 0) {
+            const id = values[0] as bigint
+            throw new DuplicatePetIdError(id, firstAt.get(id) as number, record.position)
+          }
+        }
+      })()
+      count += chunk.length
+    }
+    return count
   }
 
   /** One IMMEDIATE transaction that writes the inventory, counted so this process's cache sees it. */
@@ -405,6 +476,21 @@ export class SqliteStorage implements Storage {
     )) as KeyRow[]
     this.ownKeyWrites++
     return rows[0] && toKey(rows[0])
+  }
+
+  /** One IMMEDIATE transaction; not an inventory write, so not counted as one. */
+  async addDeprecatedCalls(calls: DeprecatedCalls[]): Promise<void> {
+    await this.retryBusy(() =>
+      this.db
+        .transaction(() => {
+          for (const c of calls) this.stmt.addDeprecatedCalls.run(c.keyId, c.calls, c.firstCall, c.lastCall)
+        })
+        .immediate(),
+    )
+  }
+
+  async listDeprecatedCalls(): Promise<(DeprecatedCalls & { name: string })[]> {
+    return this.retryBusy(() => this.stmt.listDeprecatedCalls.all() as (DeprecatedCalls & { name: string })[])
   }
 
   async ping(): Promise<void> {

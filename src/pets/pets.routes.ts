@@ -1,0 +1,58 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { onRequestHookHandler } from 'fastify'
+import { Type } from 'typebox'
+import { errorResponses } from '../http/error.schema.js'
+import { sendJsonText } from '../http/json-reply.js'
+import { PetIdParamsSchema } from '../inventory/inventory.schema.js'
+import type { DeprecatedCallCounter } from './deprecated-calls.js'
+import { withDeprecationHeaders, type Deprecation } from './deprecation.js'
+import { petJson } from './pet.json.js'
+import type { PetsService } from './pets.service.js'
+
+/** The deprecated lookup's route, within the /v1 prefix. */
+export const PET_LOOKUP_URL = '/pets/:petId'
+
+export interface PetsRoutesOptions {
+  pets: PetsService
+  /**
+   * API-key authentication (see apiKeyAuthentication), added to the route itself rather than to the
+   * scope: deprecateRoutes puts the sunset's 410 before it, and a scope's hooks would run first.
+   */
+  authenticate: onRequestHookHandler
+  deprecatedCalls: DeprecatedCallCounter
+  /** The lookup's deprecation, for its documentation (its hooks are attached by deprecateRoutes). */
+  deprecation: Deprecation
+}
+
+/** The pets area: its one operation, the deprecated lookup by id. */
+export const petsRoutes: FastifyPluginAsyncTypebox<PetsRoutesOptions> = async (app, { pets, authenticate, deprecatedCalls, deprecation }) => {
+  const sunset = deprecation.sunsetAt.toISOString()
+  app.get(
+    PET_LOOKUP_URL,
+    {
+      // Every authenticated call counts, whatever its answer: the count says who still calls it.
+      onRequest: [authenticate, async (request) => deprecatedCalls.record(request.apiKeyId)],
+      schema: {
+        operationId: 'getPetById',
+        summary: 'Find a pet by id (deprecated)',
+        description:
+          "Returns one pet, with its inventory entry's status (the inventory holds the one status of a pet; " +
+          'a pet without an entry has no status).\n\n' +
+          `**Deprecated** since ${deprecation.deprecatedAt.toISOString()}, removed at its sunset, ${sunset}: ` +
+          'from then on every call answers 410 `gone`, before authentication. ' +
+          'Every response of this operation, errors included, carries `Deprecation` (RFC 9745: `@` and the Unix seconds of the deprecation), ' +
+          '`Sunset` (RFC 8594: the HTTP date of the removal) and `Link` to this description, as rel="deprecation" and rel="sunset". ' +
+          'Calls are counted per API key, for the operators (`petstore deprecations`).',
+        tags: ['pets'],
+        deprecated: true,
+        params: PetIdParamsSchema,
+        response: withDeprecationHeaders({
+          200: Type.Ref('Pet', { description: 'The pet.' }),
+          // 429 is declared here, not only by documentRateLimits, so that it lists the deprecation headers too.
+          ...errorResponses(400, 401, 404, 410, 414, 429, 500, 503),
+        }),
+      },
+    },
+    async (request, reply) => sendJsonText(reply, petJson(await pets.get(request.params.petId))),
+  )
+}

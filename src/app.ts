@@ -21,7 +21,6 @@ import { changesRoutes } from './inventory/changes.routes.js'
 import { OrderCreateSchema, OrderSchema, OrderStatusSchema, OrderUpdateSchema } from './orders/order.schema.js'
 import { ordersRoutes } from './orders/orders.routes.js'
 import { OrdersService } from './orders/orders.service.js'
-import { registerExactJsonParser } from './http/exact-json.js'
 import { InventoryService } from './inventory/inventory.service.js'
 import { FreshCache } from './cache/fresh-cache.js'
 import { DeprecatedCallCounter } from './pets/deprecated-calls.js'
@@ -139,7 +138,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   )
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   app.removeContentTypeParser('text/plain')
-  registerExactJsonParser(app)
 
   const lifecycle = deps.lifecycle ?? new Lifecycle()
   const admission = await registerAdmission(app, config, lifecycle)

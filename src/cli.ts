@@ -120,7 +120,7 @@ async function history(args: string[]) {
   if (petId === undefined || limit < 1 || limit > MAX_PAGE_SIZE) {
     throw new UsageError(`history: use history PETID [--limit N] [--json], PETID a decimal int64, N from 1 to ${MAX_PAGE_SIZE}`)
   }
-  const changes = await withStorage((storage) => new InventoryService(storage).changes({ after: 0n, limit, petId, newestFirst: true }))
+  const changes = await withStorage((storage) => new InventoryService(storage).history(petId, limit))
   if (values.json) {
     process.stdout.write(`[${changes.map(changeJson).join(',')}]\n`)
     return

@@ -8,7 +8,8 @@ const SOURCE = Symbol('number source text')
  * Request bodies are parsed as Fastify does (prototype poisoning refused), and every number keeps
  * its source text beside it, under a symbol the validator does not see. JSON numbers are doubles,
  * so an int64 field such as an order's petId would lose digits beyond 2^53: `exactInt64` reads it
- * back exactly from that text, after the schema has checked the field is an integer.
+ * back exactly from that text, after the schema has checked the field is an integer. Registered in
+ * the scope of the routes that need it: the reviver costs a call per value.
  */
 export function registerExactJsonParser(app: FastifyInstance) {
   app.removeContentTypeParser('application/json')

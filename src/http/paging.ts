@@ -25,11 +25,18 @@ export const NEXT_LINK_HEADER = {
  * when that row exists (so the last page never points to an empty one). `cursor` is the value the
  * next page continues after; the query keeps its parameters in the order given.
  */
-export function page<T>(reply: FastifyReply, rows: T[], limit: number, path: string, cursor: (last: T) => bigint, filters: Record<string, string | bigint | undefined>): T[] {
+export function page<T>(reply: FastifyReply, rows: T[], limit: number, path: string, cursor: (last: T) => bigint, filters: Filters): T[] {
   if (rows.length <= limit) return rows
   const items = rows.slice(0, limit)
-  const query = new URLSearchParams({ after: String(cursor(items[items.length - 1]!)), limit: String(limit) })
-  for (const [name, value] of Object.entries(filters)) if (value !== undefined) query.append(name, String(value))
-  reply.header('link', `<${path}?${query}>; rel="next"`)
+  reply.header('link', nextLink(path, cursor(items[items.length - 1]!), limit, filters))
   return items
+}
+
+type Filters = Record<string, string | bigint | undefined>
+
+/** The Link to the page after `after`, with the same limit and filters (in the order given). */
+export function nextLink(path: string, after: bigint, limit: number, filters: Filters): string {
+  const query = new URLSearchParams({ after: String(after), limit: String(limit) })
+  for (const [name, value] of Object.entries(filters)) if (value !== undefined) query.append(name, String(value))
+  return `<${path}?${query}>; rel="next"`
 }

@@ -3,9 +3,9 @@ import { Type } from 'typebox'
 import { errorResponses } from '../http/error.schema.js'
 import { sendJsonText } from '../http/json-reply.js'
 import { API_PREFIX } from '../http/openapi.js'
-import { NEXT_LINK_HEADER, PageLimitSchema, page } from '../http/paging.js'
+import { NEXT_LINK_HEADER, PageLimitSchema, nextLink } from '../http/paging.js'
 import { changeJson } from './inventory.json.js'
-import type { InventoryService } from './inventory.service.js'
+import { CHANGE_SCAN_WINDOW, type InventoryService } from './inventory.service.js'
 
 const ChangesQuerySchema = Type.Object(
   {
@@ -34,7 +34,9 @@ export const changesRoutes: FastifyPluginAsyncTypebox<{ inventory: InventoryServ
           'Every change to a quantity (updateInventory, an import, an order placed or cancelled) has one row, written in the ' +
           'same transaction as the change, in seq order. Poll with `after` set to the last seq you saw: seqs become visible ' +
           'in increasing order, across all instances, so a reader never misses or repeats a change. ' +
-          'A `Link` header with rel="next" is sent while more rows remain.',
+          'A `Link` header with rel="next" is sent while more rows remain. With `petId`, one request reads at most ' +
+          `${CHANGE_SCAN_WINDOW} seqs of the ledger, so a page may hold fewer than \`limit\` rows, even none, while a Link ` +
+          'points further: follow the Links until there is none.',
         tags: ['inventory'],
         querystring: ChangesQuerySchema,
         response: {
@@ -45,9 +47,9 @@ export const changesRoutes: FastifyPluginAsyncTypebox<{ inventory: InventoryServ
     },
     async (request, reply) => {
       const { after, limit, petId } = request.query as { after: bigint; limit: number; petId?: bigint }
-      const rows = await inventory.changes({ after, limit: limit + 1, petId })
-      const items = page(reply, rows, limit, `${API_PREFIX}/inventory/changes`, (c) => c.seq, { petId })
-      return sendJsonText(reply, `[${items.map(changeJson).join(',')}]`)
+      const { rows, nextAfter } = await inventory.changesPage(after, limit, petId)
+      if (nextAfter !== undefined) reply.header('link', nextLink(`${API_PREFIX}/inventory/changes`, nextAfter, limit, { petId }))
+      return sendJsonText(reply, `[${rows.map(changeJson).join(',')}]`)
     },
   )
 }

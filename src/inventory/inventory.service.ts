@@ -1,7 +1,10 @@
 import { NotFoundError, PreconditionFailedError } from '../errors.js'
 import type { Actor, InventoryChange, InventoryItem } from '../domain.js'
 import { refusingDuplicates, type ImportSource } from '../import/import-source.js'
-import type { ChangeQuery, ImportRecord, Precondition, SetResult, Storage } from '../storage/storage.js'
+import type { ImportRecord, Precondition, SetResult, Storage } from '../storage/storage.js'
+
+/** Seqs one read of a pet's changes covers: a range of the primary key, a few milliseconds of work. */
+export const CHANGE_SCAN_WINDOW = 10_000n
 
 export class InventoryService {
   constructor(private readonly storage: Storage) {}
@@ -27,9 +30,33 @@ export class InventoryService {
     return result
   }
 
-  /** A page of the ledger (see Storage.listChanges). */
-  changes(query: ChangeQuery): Promise<InventoryChange[]> {
-    return this.storage.listChanges(query)
+  /**
+   * A page of the ledger in seq order after `after`, and the seq the next page continues after, if
+   * more may remain. Filtered by pet, a request reads at most CHANGE_SCAN_WINDOW seqs (the ledger has
+   * no index by pet, see migration 002/004), so its page may hold fewer than `limit` rows, even none,
+   * while a next page exists. The window ends at the last seq read before it: every seq up to there
+   * has committed (they become visible in order), so skipping to it never skips a row.
+   */
+  async changesPage(after: bigint, limit: number, petId?: bigint): Promise<{ rows: InventoryChange[]; nextAfter?: bigint }> {
+    const full = (rows: InventoryChange[]) => (rows.length > limit ? { rows: rows.slice(0, limit), nextAfter: rows[limit - 1]!.seq } : undefined)
+    if (petId === undefined) {
+      const rows = await this.storage.listChanges({ after, limit: limit + 1 })
+      return full(rows) ?? { rows }
+    }
+    const last = await this.storage.lastChangeSeq()
+    const through = after + CHANGE_SCAN_WINDOW < last ? after + CHANGE_SCAN_WINDOW : last
+    const rows = await this.storage.listChanges({ after, through, limit: limit + 1, petId })
+    return full(rows) ?? (through < last ? { rows, nextAfter: through } : { rows })
+  }
+
+  /** One pet's latest `limit` changes, newest first, read window by window from the end of the ledger. */
+  async history(petId: bigint, limit: number): Promise<InventoryChange[]> {
+    const found: InventoryChange[] = []
+    for (let through = await this.storage.lastChangeSeq(); through > 0n && found.length < limit; through -= CHANGE_SCAN_WINDOW) {
+      const after = through > CHANGE_SCAN_WINDOW ? through - CHANGE_SCAN_WINDOW : 0n
+      found.push(...(await this.storage.listChanges({ after, through, petId, limit: limit - found.length, newestFirst: true })))
+    }
+    return found
   }
 
   /**

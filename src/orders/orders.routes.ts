@@ -4,7 +4,7 @@ import { ORDER_STATUSES, type OrderStatus } from '../domain.js'
 import { InvalidInputError } from '../errors.js'
 import { requestActor } from '../http/auth.js'
 import { errorResponses } from '../http/error.schema.js'
-import { exactInt64 } from '../http/exact-json.js'
+import { exactInt64, registerExactJsonParser } from '../http/exact-json.js'
 import { sendJsonText } from '../http/json-reply.js'
 import { API_PREFIX } from '../http/openapi.js'
 import { NEXT_LINK_HEADER, PageLimitSchema, page } from '../http/paging.js'
@@ -48,6 +48,8 @@ const REPLAYED_HEADER = {
 
 /** The store's orders. Auth is added by the enclosing scope. */
 export const ordersRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService }> = async (app, { orders }) => {
+  // Only these routes take an int64 in a body; the others keep Fastify's faster parser.
+  registerExactJsonParser(app)
   app.post(
     '/store/orders',
     {

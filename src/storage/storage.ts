@@ -3,9 +3,11 @@ import type { StockResult, StockWrite } from './stock-batch.js'
 
 export type { PlaceResult, Precondition, SetResult, StockWrite, TransitionResult } from './stock-batch.js'
 
-/** A page of the ledger: rows after a seq, oldest first, or a pet's newest first. */
+/** Ledger rows with a seq in (after, through], optionally of one pet, oldest or newest first. */
 export interface ChangeQuery {
   after: bigint
+  /** The last seq to read; without it, to the end. */
+  through?: bigint | undefined
   limit: number
   petId?: bigint | undefined
   newestFirst?: boolean
@@ -111,8 +113,10 @@ export interface Storage {
   getOrder(orderId: bigint): Promise<Order | undefined>
   /** Up to `limit` orders with ids above `after`, by id. */
   listOrders(query: OrderQuery): Promise<Order[]>
-  /** Up to `limit` ledger rows: with seq above `after` in seq order, or (newestFirst) a pet's latest first. */
+  /** Up to `limit` ledger rows of the query's seq range, read by the primary key (there is no index by pet). */
   listChanges(query: ChangeQuery): Promise<InventoryChange[]>
+  /** The ledger's last seq (0 when empty). */
+  lastChangeSeq(): Promise<bigint>
   /**
    * Inserts or replaces every record, all or nothing, reading the chunks as they come: they are
    * staged first (where a repeated petId is found: DuplicatePetIdError), and the inventory is written

@@ -464,13 +464,19 @@ export class PostgresStorage implements Storage {
     return rows.map(toOrder)
   }
 
-  async listChanges({ after, limit, petId, newestFirst = false }: ChangeQuery): Promise<InventoryChange[]> {
+  async listChanges({ after, through, limit, petId, newestFirst = false }: ChangeQuery): Promise<InventoryChange[]> {
     const rows = await this.query<ChangeRow>(
-      `SELECT ${CHANGE_COLUMNS} FROM inventory_changes WHERE seq > $1 AND ($2::bigint IS NULL OR pet_id = $2)
-       ORDER BY inventory_changes.seq ${newestFirst ? 'DESC' : ''} LIMIT $3`,
-      [String(after), petId === undefined ? null : String(petId), limit],
+      `SELECT ${CHANGE_COLUMNS} FROM inventory_changes
+       WHERE seq > $1 AND ($2::bigint IS NULL OR seq <= $2) AND ($3::bigint IS NULL OR pet_id = $3)
+       ORDER BY inventory_changes.seq ${newestFirst ? 'DESC' : ''} LIMIT $4`,
+      [String(after), through === undefined ? null : String(through), petId === undefined ? null : String(petId), limit],
     )
     return rows.map(toChange)
+  }
+
+  async lastChangeSeq(): Promise<bigint> {
+    const [row] = await this.query<{ last: string }>('SELECT last_change::text AS last FROM inventory_version')
+    return BigInt(row!.last)
   }
 
   /**

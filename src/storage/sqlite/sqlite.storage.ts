@@ -252,7 +252,9 @@ export class SqliteStorage implements Storage {
     const now = Date.now()
     const at = new Date(now).toISOString()
     const reads = batchReads(batch)
-    const state: BatchState = { entries: new Map(), orders: new Map(), claims: new Map(), lastChange: st.lastChange.get() as bigint, lastOrder: st.lastOrder.get() as bigint }
+    // The last order id is read only when the batch places one.
+    const lastOrder = batch.some((w) => w.kind === 'place') ? (st.lastOrder.get() as bigint) : 0n
+    const state: BatchState = { entries: new Map(), orders: new Map(), claims: new Map(), lastChange: st.lastChange.get() as bigint, lastOrder }
     for (const id of reads.orderIds) {
       const row = st.getOrder.get(id) as OrderRow | undefined
       if (!row) continue
@@ -302,11 +304,15 @@ export class SqliteStorage implements Storage {
     return this.retryBusy(() => (this.prepared(sql).all(...args) as OrderRow[]).map(toOrder))
   }
 
-  listChanges({ after, limit, petId, newestFirst = false }: ChangeQuery): Promise<InventoryChange[]> {
-    const where = [`seq > ?`, ...(petId === undefined ? [] : ['pet_id = ?'])].join(' AND ')
-    const sql = `SELECT ${CHANGE_COLUMNS} FROM inventory_changes WHERE ${where} ORDER BY seq ${newestFirst ? 'DESC' : ''} LIMIT ?`
-    const args = petId === undefined ? [after, limit] : [after, petId, limit]
+  listChanges({ after, through, limit, petId, newestFirst = false }: ChangeQuery): Promise<InventoryChange[]> {
+    const where = ['seq > ?', ...(through === undefined ? [] : ['seq <= ?']), ...(petId === undefined ? [] : ['pet_id = ?'])]
+    const sql = `SELECT ${CHANGE_COLUMNS} FROM inventory_changes WHERE ${where.join(' AND ')} ORDER BY seq ${newestFirst ? 'DESC' : ''} LIMIT ?`
+    const args = [after, through, petId, limit].filter((a) => a !== undefined)
     return this.retryBusy(() => (this.prepared(sql).all(...args) as ChangeRow[]).map(toChange))
+  }
+
+  lastChangeSeq(): Promise<bigint> {
+    return this.retryBusy(() => this.stmt.lastChange.get() as bigint)
   }
 
   private readonly statements = new Map<string, Database.Statement>()

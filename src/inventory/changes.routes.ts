@@ -5,7 +5,7 @@ import { sendJsonText } from '../http/json-reply.js'
 import { API_PREFIX } from '../http/openapi.js'
 import { NEXT_LINK_HEADER, PageLimitSchema, nextLink } from '../http/paging.js'
 import { changeJson } from './inventory.json.js'
-import { CHANGE_SCAN_WINDOW, type InventoryService } from './inventory.service.js'
+import { CHANGE_SCAN, type InventoryService } from './inventory.service.js'
 
 const ChangesQuerySchema = Type.Object(
   {
@@ -35,8 +35,8 @@ export const changesRoutes: FastifyPluginAsyncTypebox<{ inventory: InventoryServ
           'same transaction as the change, in seq order. Poll with `after` set to the last seq you saw: seqs become visible ' +
           'in increasing order, across all instances, so a reader never misses or repeats a change. ' +
           'A `Link` header with rel="next" is sent while more rows remain. With `petId`, one request reads at most ' +
-          `${CHANGE_SCAN_WINDOW} seqs of the ledger, so a page may hold fewer than \`limit\` rows, even none, while a Link ` +
-          'points further: follow the Links until there is none.',
+          `${Number(CHANGE_SCAN.window) * CHANGE_SCAN.windows} seqs of the ledger, so a page may hold fewer than \`limit\` rows, ` +
+          'even none, while a Link points further: follow the Links until there is none.',
         tags: ['inventory'],
         querystring: ChangesQuerySchema,
         response: {

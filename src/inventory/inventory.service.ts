@@ -3,11 +3,23 @@ import type { Actor, InventoryChange, InventoryItem } from '../domain.js'
 import { refusingDuplicates, type ImportSource } from '../import/import-source.js'
 import type { ImportRecord, Precondition, SetResult, Storage } from '../storage/storage.js'
 
-/** Seqs one read of a pet's changes covers: a range of the primary key, a few milliseconds of work. */
-export const CHANGE_SCAN_WINDOW = 10_000n
+/** How a pet's changes are found without an index by pet: seq windows of the primary key. */
+export interface ChangeScan {
+  /** Seqs one read covers: a range of the primary key, a few milliseconds of work. */
+  window: bigint
+  /** Windows one request reads at most, with the event loop turning between them. */
+  windows: number
+}
+
+export const CHANGE_SCAN: ChangeScan = { window: 10_000n, windows: 10 }
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
 export class InventoryService {
-  constructor(private readonly storage: Storage) {}
+  constructor(
+    private readonly storage: Storage,
+    private readonly scan: ChangeScan = CHANGE_SCAN,
+  ) {}
 
   /** Every entry as the list's JSON, in pieces from one snapshot (see Storage.forEachInventoryJson). */
   forEachJsonPiece(onPiece: (json: Buffer, entries: number) => Promise<void>): Promise<void> {
@@ -32,10 +44,11 @@ export class InventoryService {
 
   /**
    * A page of the ledger in seq order after `after`, and the seq the next page continues after, if
-   * more may remain. Filtered by pet, a request reads at most CHANGE_SCAN_WINDOW seqs (the ledger has
-   * no index by pet, see migration 002/004), so its page may hold fewer than `limit` rows, even none,
-   * while a next page exists. The window ends at the last seq read before it: every seq up to there
-   * has committed (they become visible in order), so skipping to it never skips a row.
+   * more may remain. Filtered by pet, a request reads at most `scan.windows` windows of seqs (the
+   * ledger has no index by pet, see migration 002/004), so its page may hold fewer than `limit`
+   * rows, even none, while a next page exists. The scan ends at most at the last seq read before
+   * it: every seq up to there has committed (they become visible in order), so skipping to the end
+   * of the scan never skips a row.
    */
   async changesPage(after: bigint, limit: number, petId?: bigint): Promise<{ rows: InventoryChange[]; nextAfter?: bigint }> {
     const full = (rows: InventoryChange[]) => (rows.length > limit ? { rows: rows.slice(0, limit), nextAfter: rows[limit - 1]!.seq } : undefined)
@@ -44,16 +57,23 @@ export class InventoryService {
       return full(rows) ?? { rows }
     }
     const last = await this.storage.lastChangeSeq()
-    const through = after + CHANGE_SCAN_WINDOW < last ? after + CHANGE_SCAN_WINDOW : last
-    const rows = await this.storage.listChanges({ after, through, limit: limit + 1, petId })
-    return full(rows) ?? (through < last ? { rows, nextAfter: through } : { rows })
+    const rows: InventoryChange[] = []
+    let scanned = after
+    for (let n = 0; n < this.scan.windows && scanned < last && rows.length <= limit; n++) {
+      if (n > 0) await nextTurn()
+      const through = scanned + this.scan.window < last ? scanned + this.scan.window : last
+      rows.push(...(await this.storage.listChanges({ after: scanned, through, limit: limit + 1 - rows.length, petId })))
+      scanned = through
+    }
+    return full(rows) ?? (scanned < last ? { rows, nextAfter: scanned } : { rows })
   }
 
-  /** One pet's latest `limit` changes, newest first, read window by window from the end of the ledger. */
+  /** One pet's latest `limit` changes, newest first, read window by window back from the end of the ledger. */
   async history(petId: bigint, limit: number): Promise<InventoryChange[]> {
+    const { window } = this.scan
     const found: InventoryChange[] = []
-    for (let through = await this.storage.lastChangeSeq(); through > 0n && found.length < limit; through -= CHANGE_SCAN_WINDOW) {
-      const after = through > CHANGE_SCAN_WINDOW ? through - CHANGE_SCAN_WINDOW : 0n
+    for (let through = await this.storage.lastChangeSeq(); through > 0n && found.length < limit; through -= window) {
+      const after = through > window ? through - window : 0n
       found.push(...(await this.storage.listChanges({ after, through, petId, limit: limit - found.length, newestFirst: true })))
     }
     return found

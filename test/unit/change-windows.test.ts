@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { CHANGE_SCAN_WINDOW, InventoryService } from '../../src/inventory/inventory.service.js'
+import { CHANGE_SCAN, InventoryService } from '../../src/inventory/inventory.service.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite.storage.js'
 import type { ImportRecord } from '../../src/storage/storage.js'
 
@@ -23,7 +23,8 @@ async function* records(quantity: number): AsyncIterable<ImportRecord[]> {
 describe('reading one pet from the ledger in bounded windows (sqlite)', () => {
   before(async () => {
     storage = new SqliteStorage(join(dir, 'p.db'))
-    inventory = new InventoryService(storage)
+    // One window per request here, to see the windows; the service reads up to CHANGE_SCAN.windows.
+    inventory = new InventoryService(storage, { window: 10_000n, windows: 1 })
     await storage.importInventory(records(1))
     await storage.importInventory(records(2))
   })
@@ -33,7 +34,6 @@ describe('reading one pet from the ledger in bounded windows (sqlite)', () => {
   })
 
   test('When the feed is filtered by pet, then each page reads one window and the Links lead through every row of that pet, then stop', async () => {
-    assert.equal(CHANGE_SCAN_WINDOW, 10_000n)
     const pages: { seqs: bigint[]; nextAfter: bigint | undefined }[] = []
     let cursor: bigint | undefined = 0n
     while (cursor !== undefined && pages.length < 20) {
@@ -48,6 +48,19 @@ describe('reading one pet from the ledger in bounded windows (sqlite)', () => {
       { seqs: [], nextAfter: 40_000n },
       { seqs: [], nextAfter: undefined },
     ])
+  })
+
+  test('When a request may read several windows, then it reads on until its page is full or the ledger ends', async () => {
+    assert.deepEqual(CHANGE_SCAN, { window: 10_000n, windows: 10 })
+    const several = new InventoryService(storage, { window: 10_000n, windows: 3 })
+    const first = await several.changesPage(0n, 100, 5n)
+    assert.deepEqual([first.rows.map((r) => r.seq), first.nextAfter], [[5n, 25_005n], 30_000n])
+    const rest = await several.changesPage(30_000n, 100, 5n)
+    assert.deepEqual([rest.rows.map((r) => r.seq), rest.nextAfter], [[], undefined])
+    const one = await several.changesPage(0n, 1, 5n)
+    assert.deepEqual([one.rows.map((r) => r.seq), one.nextAfter], [[5n], 5n])
+    const whole = await new InventoryService(storage).changesPage(0n, 100, 5n)
+    assert.deepEqual([whole.rows.map((r) => r.seq), whole.nextAfter], [[5n, 25_005n], undefined])
   })
 
   test('When a page fills before its window ends, then the next one starts after its last row', async () => {

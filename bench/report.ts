@@ -27,6 +27,8 @@ export interface RunInfo {
   backends: string[]
   /** Why (part of) the 1,000,000-entry section did not run, if it did not. */
   hugeNote?: string
+  /** The earlier build measured as `baseline/<backend>` (BENCH_BASELINE, described by BENCH_BASELINE_LABEL). */
+  baseline?: string
 }
 
 interface ThroughputGoal { scenario: string, backend: string, ceiling: Ceiling, min: number, tried: string }
@@ -242,6 +244,12 @@ export function markdown(info: RunInfo, rows: readonly Row[], huge: readonly Hug
       ' inventory imported with `petstore import inventory`); `fastify` is bench/fastify-server.ts, a minimal Fastify 5 app' +
       ' (an onRequest hook comparing the bearer token, a precomputed body for GET, a `Map` for PATCH and orders); `bare` is' +
       ' bench/bare-server.ts, the same job on plain node:http. Both ceilings answer GET with the exact bytes the service returned',
+    ...(info.baseline
+      ? [
+          `- \`baseline/<backend>\` is an earlier build of the service, measured in this same run on the scenarios it serves (BENCH_BASELINE): ${info.baseline}.` +
+            ' Compare its ratios with the service\'s: both face the same ceilings in the same run',
+        ]
+      : []),
     '- Scenarios: get-100 / get-10000 = GET /v1/inventory with 100 / 10,000 entries; patch = PATCH /v1/inventory/{petId}' +
       ' with {"quantity": n}, the petId rotating over the 10,000 pets (bench/patch.lua); order = POST /v1/store/orders with' +
       ' {"petId": p, "quantity": 1}, p rotating over 10,000 pets that each hold 2,147,483,647 units, so no order is refused (bench/order.lua);' +

@@ -21,6 +21,8 @@ interface Scenario {
   id: string
   size: number
   kind: 'get' | 'patch' | 'order'
+  /** Not measured on the baseline build (BENCH_BASELINE), which predates the scenario. */
+  newerThanBaseline?: boolean
   /** Every pet's quantity, instead of the dataset's pseudo-random ones (the order scenario must never run out). */
   stock?: number
 }
@@ -29,12 +31,18 @@ const SCENARIOS: readonly Scenario[] = [
   { id: 'get-100', size: SMALL_INVENTORY, kind: 'get' },
   { id: 'get-10000', size: LARGE_INVENTORY, kind: 'get' },
   { id: 'patch', size: LARGE_INVENTORY, kind: 'patch' },
-  { id: 'order', size: LARGE_INVENTORY, kind: 'order', stock: ORDER_STOCK },
+  { id: 'order', size: LARGE_INVENTORY, kind: 'order', stock: ORDER_STOCK, newerThanBaseline: true },
 ]
 const CEILINGS: readonly Ceiling[] = ['fastify', 'bare']
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const CLI = process.env['BENCH_CLI'] ? resolve(process.env['BENCH_CLI']) : join(ROOT, 'dist/src/cli.js')
+/**
+ * An earlier build of the service (its dist/src/cli.js), measured in the same run as `baseline/<backend>`
+ * on the scenarios it serves: a before/after comparison that the machine's drift between runs cannot blur.
+ */
+const BASELINE = process.env['BENCH_BASELINE'] ? resolve(process.env['BENCH_BASELINE']) : undefined
+const BASELINE_LABEL = process.env['BENCH_BASELINE_LABEL'] ?? BASELINE
 const RESULTS = join(ROOT, 'bench/RESULTS.md')
 
 const log = (msg: string): void => { console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`) }
@@ -116,11 +124,13 @@ async function main(): Promise<number> {
     date: new Date().toISOString(), wrk: WRK ?? 'wrk', threads: WRK_THREADS, connections: CONNECTIONS,
     durationSeconds: DURATION_SECONDS, warmupSeconds: WARMUP_SECONDS, loadAverage: loadAverage(),
     backends: BACKENDS.map((b) => b.name),
+    ...(BASELINE_LABEL !== undefined && { baseline: BASELINE_LABEL }),
   }
   log(`machine: ${machine()}, Node ${process.version}; load average ${info.loadAverage.toFixed(2)}`)
   log(`load generator: ${info.wrk}, -t${WRK_THREADS} -c${CONNECTIONS}; ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s per run; ` +
     `backends: ${info.backends.join(', ')}`)
   log(`service: ${CLI}`)
+  if (BASELINE !== undefined) log(`baseline: ${BASELINE_LABEL}`)
 
   const dir = await mkdtemp(join(tmpdir(), 'petstore-bench-'))
   const rows: Row[] = []
@@ -148,6 +158,13 @@ async function main(): Promise<number> {
         }
         if (serviceBody === undefined && body !== undefined) { serviceBody = body; serviceTarget = row.target }
         rows.push(row)
+      }
+      if (BASELINE !== undefined && !scenario.newerThanBaseline) {
+        for (const backend of BACKENDS) {
+          const row: Row = { scenario: scenario.id, target: `baseline/${backend.name}` }
+          await runTarget(row, scenario, ds, () => startService(BASELINE, backend, ds, `${scenario.id}-baseline`))
+          rows.push(row)
+        }
       }
       // The ceilings answer GET with the exact bytes the service returned (same items either way; checked).
       if (serviceBody !== undefined && !serviceBody.equals(ds.expectedBody)) {
@@ -190,7 +207,7 @@ async function main(): Promise<number> {
 
 // Hard upper bound on the whole run: each wrk run (warm-up + duration + grace + start/stop/import allowance),
 // plus 6 minutes per backend for the 1,000,000-entry section.
-const runs = SCENARIOS.length * (BACKENDS.length + CEILINGS.length)
+const runs = SCENARIOS.length * (BACKENDS.length * (BASELINE === undefined ? 1 : 2) + CEILINGS.length)
 const budgetMs = runs * ((WARMUP_SECONDS + DURATION_SECONDS) * 1000 + 2 * LOAD_GRACE_MS + 60_000) +
   (RUN_HUGE ? BACKENDS.length * 360_000 : 0)
 const watchdog = setTimeout(() => {

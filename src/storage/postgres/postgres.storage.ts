@@ -4,7 +4,7 @@ import { UnavailableError } from '../../errors.js'
 import type { ChangeReason, DeprecatedCalls, InventoryChange, InventoryItem, Order, OrderStatus, Pet, PetStatus } from '../../domain.js'
 import { GroupCommit } from '../group-commit.js'
 import { DuplicatePetIdError, type ApiKey, type ChangeQuery, type ConnectionUse, type ImportRecord, type OrderQuery, type PetImportRecord, type Storage, type StorageObserver, type Versions } from '../storage.js'
-import { IDEMPOTENCY_TTL_MS, batchReads, claimKey, planBatch, type BatchState, type Placement, type StockResult, type StockWrite } from '../stock-batch.js'
+import { IDEMPOTENCY_TTL_MS, batchReads, claimKey, placementOf, planBatch, storedPlacement, type BatchState, type Placement, type StockResult, type StockWrite } from '../stock-batch.js'
 import { migratePostgres } from './migrate.js'
 import { LIST_ENTRY_JSON } from '../list-entry-json.js'
 import { petColumns, rowToPet, type PetRow } from '../pet-row.js'
@@ -383,12 +383,12 @@ export class PostgresStorage implements Storage {
       [claims.map((c) => c.keyId), claims.map((c) => c.key), since],
     )
     for (const r of rows) {
-      const placement: Placement =
-        r.outcome === 'placed'
-          ? { outcome: 'placed', order: { id: BigInt(r.order_id!), petId: BigInt(r.pet_id!), quantity: r.quantity!, status: 'placed', placedAt: r.placed_at!.toISOString(), updatedAt: r.placed_at!.toISOString() } }
-          : r.outcome === 'insufficient_stock'
-            ? { outcome: 'insufficient_stock', available: r.available! }
-            : { outcome: 'not_found' }
+      const placement = placementOf({
+        outcome: r.outcome,
+        orderId: r.order_id === null ? null : BigInt(r.order_id),
+        available: r.available,
+        order: r.pet_id === null ? undefined : { petId: BigInt(r.pet_id), quantity: r.quantity!, placedAt: r.placed_at!.toISOString() },
+      })
       state.claims.set(claimKey(r.key_id, r.idempotency_key), { keyId: r.key_id, key: r.idempotency_key, fingerprint: r.fingerprint, placement })
     }
     await run(
@@ -401,6 +401,7 @@ export class PostgresStorage implements Storage {
   /** A batch's plan, written by one statement (the transaction holds the inventory_version lock). */
   private async writePlan(run: Run, plan: ReturnType<typeof planBatch>, at: Date) {
     const { quantities, newOrders, changedOrders, changes, claims } = plan
+    const stored = claims.map((c) => storedPlacement(c.placement))
     await run(
       `WITH quantities AS (
          UPDATE inventory AS i SET quantity = v.quantity FROM unnest($1::bigint[], $2::integer[]) AS v(pet_id, quantity)
@@ -443,9 +444,9 @@ export class PostgresStorage implements Storage {
         claims.map((c) => c.keyId),
         claims.map((c) => c.key),
         claims.map((c) => c.fingerprint),
-        claims.map((c) => c.placement.outcome),
-        claims.map((c) => (c.placement.outcome === 'placed' ? String(c.placement.order.id) : null)),
-        claims.map((c) => (c.placement.outcome === 'insufficient_stock' ? c.placement.available : null)),
+        stored.map((p) => p.outcome),
+        stored.map((p) => (p.orderId === null ? null : String(p.orderId))),
+        stored.map((p) => p.available),
       ],
     )
   }

@@ -5,7 +5,7 @@ import { UnavailableError } from '../../errors.js'
 import type { ChangeReason, DeprecatedCalls, InventoryChange, InventoryItem, Order, OrderStatus, Pet, PetStatus } from '../../domain.js'
 import { DuplicatePetIdError, type ApiKey, type ChangeQuery, type ImportRecord, type OrderQuery, type PetImportRecord, type Storage, type StorageObserver, type Versions } from '../storage.js'
 import { GroupCommit } from '../group-commit.js'
-import { IDEMPOTENCY_TTL_MS, batchReads, claimKey, planBatch, type BatchState, type Placement, type StockResult, type StockWrite, type StoredClaim } from '../stock-batch.js'
+import { IDEMPOTENCY_TTL_MS, batchReads, claimKey, placementOf, planBatch, storedPlacement, type BatchState, type Placement, type StockResult, type StockWrite, type StoredClaim } from '../stock-batch.js'
 import { migrateSqlite } from './migrate.js'
 import { LIST_ENTRY_JSON } from '../list-entry-json.js'
 import { petColumns, rowToPet, type PetRow } from '../pet-row.js'
@@ -55,13 +55,13 @@ const toChange = ([seq, petId, previous, quantity, reason, orderId, keyId, reque
   at,
 })
 
-/** A stored claim's placement; a placed order is answered as it was when placed. */
-function toPlacement([, outcome, orderId, available, petId, quantity, placedAt]: ClaimRow): Placement {
-  if (outcome === 'placed') {
-    return { outcome, order: { id: orderId!, petId: petId!, quantity: Number(quantity), status: 'placed', placedAt: placedAt!, updatedAt: placedAt! } }
-  }
-  return outcome === 'insufficient_stock' ? { outcome, available: Number(available) } : { outcome: 'not_found' }
-}
+const toPlacement = ([, outcome, orderId, available, petId, quantity, placedAt]: ClaimRow): Placement =>
+  placementOf({
+    outcome: outcome as Placement['outcome'],
+    orderId,
+    available: available === null ? null : Number(available),
+    order: petId === null ? undefined : { petId, quantity: Number(quantity), placedAt: placedAt! },
+  })
 
 const toKey = (row: KeyRow): ApiKey => ({
   id: row.id,
@@ -286,9 +286,8 @@ export class SqliteStorage implements Storage {
   }
 
   private putClaim({ keyId, key, fingerprint, placement }: StoredClaim, at: string) {
-    const orderId = placement.outcome === 'placed' ? placement.order.id : null
-    const available = placement.outcome === 'insufficient_stock' ? placement.available : null
-    this.stmt.putClaim.run(keyId, key, fingerprint, placement.outcome, orderId, available, at)
+    const { outcome, orderId, available } = storedPlacement(placement)
+    this.stmt.putClaim.run(keyId, key, fingerprint, outcome, orderId, available, at)
   }
 
   getOrder(orderId: bigint): Promise<Order | undefined> {

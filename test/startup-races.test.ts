@@ -35,7 +35,8 @@ for (const backend of BACKENDS) {
       const tokens = await printedTokens(servers)
       assert.equal(tokens.length, 1, 'one key printed, by one instance')
       for (const server of servers) {
-        assert.equal((await server.request('GET', '/v1/inventory', { token: tokens[0] })).status, 200)
+        const res = await server.request('GET', '/v1/inventory', { token: tokens[0] })
+        assert.equal(res.status, 200, JSON.stringify(res.body))
         assert.doesNotMatch(server.stderr, /Unexpected failure/)
       }
     })

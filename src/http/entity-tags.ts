@@ -1,12 +1,15 @@
-import { createHash } from 'node:crypto'
+import { createHash, hash } from 'node:crypto'
 
 /**
  * A strong entity tag for the exact bytes of a representation: equal bytes give equal tags on every
  * instance and across restarts, and any change of the bytes changes the tag. 128 bits of SHA-256.
  */
 export function entityTag(bytes: string | Buffer): string {
-  return new EntityTagger().update(bytes).tag()
+  // crypto.hash: one call, no Hash object (a third of the cost for a small body, on every GET and PATCH).
+  return quote(hash('sha256', bytes, 'base64url'))
 }
+
+const quote = (digest: string) => `"${digest.slice(0, 22)}"`
 
 /** The same tag, for a representation produced in pieces: the tag of their concatenation. */
 export class EntityTagger {
@@ -18,7 +21,7 @@ export class EntityTagger {
   }
 
   tag(): string {
-    return `"${this.hash.digest('base64url').slice(0, 22)}"`
+    return quote(this.hash.digest('base64url'))
   }
 }
 

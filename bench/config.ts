@@ -7,7 +7,13 @@ export const WRK_THREADS = 1
 /** Un-measured warm-up run before every measured run, in seconds (env BENCH_WARMUP). */
 export const WARMUP_SECONDS = Math.floor(envNumber('BENCH_WARMUP', 2, 0))
 /** Measured run length in seconds (env BENCH_DURATION). */
-export const DURATION_SECONDS = Math.floor(envNumber('BENCH_DURATION', 10, 1))
+export const DURATION_SECONDS = Math.floor(envNumber('BENCH_DURATION', 5, 1))
+/**
+ * Rounds (env BENCH_ROUNDS): every target of a scenario is measured once per round, the order rotated
+ * from round to round, and the median round is reported. On a shared 2-core machine one run of a
+ * target can be a fifth off the next; rounds spread that drift over all targets alike.
+ */
+export const ROUNDS = Math.floor(envNumber('BENCH_ROUNDS', 3, 1))
 /** wrk's per-request timeout in seconds: a reply slower than this counts as a socket timeout. */
 export const WRK_TIMEOUT_SECONDS = 10
 

@@ -10,6 +10,9 @@ export interface Row {
   scenario: string
   /** 'service/<backend>', 'fastify' or 'bare'. */
   target: string
+  /** Each round's run, in round order. */
+  runs: Measured[]
+  /** The median run by req/s: what the table and the ratios use. */
   measured?: Measured
   /** Set when the run crashed or could not be set up. */
   failure?: string
@@ -22,6 +25,7 @@ export interface RunInfo {
   connections: number
   durationSeconds: number
   warmupSeconds: number
+  rounds: number
   /** 1-minute load average when the run started (a busy machine makes the numbers noisy). */
   loadAverage: number
   backends: string[]
@@ -45,7 +49,7 @@ export const THROUGHPUT_GOALS: readonly ThroughputGoal[] = [
   },
   {
     scenario: 'patch', backend: 'sqlite', ceiling: 'bare', min: 0.8,
-    tried: 'group commit: concurrent PATCHes share one transaction and one fsync; the counter read is shared too. Measured on this machine: batches average 34 writes and hold the event loop 443 µs each, of which the durable commit (fsync, synchronous=FULL) is 150–270 µs; the rest of the gap is CPU per request (27.5 + 8.1 µs against 11.5 + 5.4 for the bare server, which keeps a Map). Tried: the batch as one UPDATE … FROM json_each statement (no gain, dropped). Not tried: the commit in a worker thread, which would take at most the fsync share (about a fifth) off the loop while competing with wrk for the second core',
+    tried: 'group commit: concurrent PATCHes share one transaction and one fsync (synchronous=FULL); the counter read is shared too. Each PATCH reads its entry, updates it and appends its ledger row (issue 10); migration 004 rewrote the CHECKs of the ledger, orders and Idempotency-Keys without IN lists, which SQLite built as a temporary table on every INSERT (10,650 to 11,590 req/s, three alternating 8 s runs of wrk -t1 -c64 with bench/patch.lua over 10,000 pets). A CPU profile of those runs gives the commit (its fsync blocks the event loop) about 16 µs of the 70 µs a PATCH holds the loop. Tried and dropped: the commit in a worker thread with its own connection (12,130 against 15,010 req/s for the same build committing on the main thread, four alternating 6 s runs: the batches’ round trips to the thread left the loop idle); synchronous=NORMAL with the WAL fsynced off the loop before answering (15,460 against 11,580 req/s, three runs), because a commit then becomes visible to other connections (other workers, the CLI) before it is durable, and a reader could act on a change that a power loss takes back; the batch as one UPDATE … FROM json_each statement (no gain)',
   },
   {
     scenario: 'get-100', backend: 'postgres', ceiling: 'bare', min: 0.5,
@@ -109,7 +113,7 @@ export function cpuText(m: Measured | undefined): string {
 }
 
 const WRK_HEADERS = [
-  'Scenario', 'Target', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req (user+sys)', 'non-2xx/3xx', 'socket errors', '÷ fastify', '÷ bare',
+  'Scenario', 'Target', 'req/s', 'req/s by round', 'p50 ms', 'p99 ms', 'server CPU µs/req (user+sys)', 'non-2xx/3xx', 'socket errors', '÷ fastify', '÷ bare',
 ]
 
 function wrkCells(rows: readonly Row[], row: Row): string[] {
@@ -117,6 +121,7 @@ function wrkCells(rows: readonly Row[], row: Row): string[] {
   const bad = rowProblem(row) !== undefined
   return [
     row.scenario, row.target, bad && !m ? 'INVALID' : num(m?.rps) + (bad ? ' (INVALID)' : ''),
+    row.runs.map((r) => num(r.rps)).join(', ') || '-',
     m ? ms(m.p50) : '-', m ? ms(m.p99) : '-', cpuText(m), num(m?.non2xx), num(m?.errors),
     num(ratio(rows, row, 'fastify'), 2), num(ratio(rows, row, 'bare'), 2),
   ]
@@ -239,6 +244,10 @@ export function markdown(info: RunInfo, rows: readonly Row[], huge: readonly Hug
     `- Node ${process.version}; load generator ${info.wrk}, on the same machine as the servers`,
     `- wrk -t${info.threads} -c${info.connections} --latency: ${info.connections} connections on ${info.threads} thread for every run;` +
       ` each run ${info.warmupSeconds} s warm-up (not measured), then ${info.durationSeconds} s measured`,
+    `- ${info.rounds} rounds: each target of a scenario is started afresh and measured once per round, the order of the targets` +
+      ' rotated from round to round, so the machine\'s drift (a run can be a fifth off the next on this shared 2-core machine)' +
+      ' falls on all of them alike. Each row shows its median round (by req/s; p50, p99 and CPU are that run\'s), every' +
+      ' round\'s req/s, and ratios between medians',
     `- Backends: ${info.backends.join(', ')}`,
     '- Targets: `service/<backend>` is the service (`node dist/src/cli.js serve`, one process, fresh database per run,' +
       ' inventory imported with `petstore import inventory`); `fastify` is bench/fastify-server.ts, a minimal Fastify 5 app' +
@@ -255,7 +264,7 @@ export function markdown(info: RunInfo, rows: readonly Row[], huge: readonly Hug
       ' {"petId": p, "quantity": 1}, p rotating over 10,000 pets that each hold 2,147,483,647 units, so no order is refused (bench/order.lua);' +
       ' the service commits each PATCH, and each order with its stock decrement and ledger row, durably; the ceilings check the' +
       ' stock, decrement it and number the order in memory (bench/ceiling-job.ts)',
-    '- req/s is wrk\'s Requests/sec; p50/p99 from wrk --latency; ÷ fastify and ÷ bare are req/s ratios within this run',
+    '- req/s is wrk\'s Requests/sec (the median round); p50/p99 from wrk --latency; ÷ fastify and ÷ bare are req/s ratios within this run',
     '- server CPU µs/req (user+sys): the server process\'s utime and stime (all its threads; not PostgreSQL\'s, not wrk\'s) from' +
       ' /proc/<pid>/stat, read just before and just after the measured run, divided by the requests wrk completed',
     '',

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { availableBackends } from './backends.js'
 import {
   CONNECTIONS, DURATION_SECONDS, FIRST_PET_ID, HUGE_INVENTORY, LARGE_INVENTORY, LOAD_GRACE_MS, ORDER_STOCK, RUN_HUGE,
-  SMALL_INVENTORY, WARMUP_SECONDS, WRK_THREADS,
+  ROUNDS, SMALL_INVENTORY, WARMUP_SECONDS, WRK_THREADS,
 } from './config.js'
 import { runHuge, type HugeResult } from './huge.js'
 import { cpuPerRequest, runLoad, wrkVersion, type LoadSpec, type Measured } from './load.js'
@@ -79,9 +79,18 @@ async function measure(scenario: Scenario, running: Running, dataset: Dataset): 
   return { ...measured, ...cpuPerRequest(cpuBefore, cpuAfter, measured.completed) }
 }
 
+/** The run with the median req/s (the higher middle one of an even count): a real run, not an average. */
+const medianRun = (runs: readonly Measured[]): Measured => [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)]!
+
+/** A scenario's target: its row (every round's run lands there) and how to start it afresh. */
+interface Target {
+  row: Row
+  start: () => Promise<Running>
+}
+
 /** Starts a target, checks one request, measures, always stops it. Failures land in the row. */
-async function runTarget(row: Row, scenario: Scenario, dataset: Dataset, start: () => Promise<Running>): Promise<Buffer | undefined> {
-  log(`${scenario.id} / ${row.target}: starting`)
+async function runTarget(row: Row, scenario: Scenario, dataset: Dataset, start: () => Promise<Running>, round: number): Promise<Buffer | undefined> {
+  log(`${scenario.id} / ${row.target}: starting (round ${round + 1} of ${ROUNDS})`)
   let body: Buffer | undefined
   let error: unknown
   try {
@@ -90,7 +99,9 @@ async function runTarget(row: Row, scenario: Scenario, dataset: Dataset, start: 
       if (scenario.kind === 'get') body = await checkGet(running, dataset)
       else if (scenario.kind === 'patch') await checkPatch(running, dataset)
       else await checkOrder(running, dataset, row.target.startsWith('service/'))
-      row.measured = await measure(scenario, running, dataset)
+      const run = await measure(scenario, running, dataset)
+      row.runs.push(run)
+      row.measured = medianRun(row.runs)
     } catch (err) {
       error = err
     }
@@ -108,8 +119,8 @@ async function runTarget(row: Row, scenario: Scenario, dataset: Dataset, start: 
   }
   const problem = rowProblem(row)
   if (problem !== undefined) log(`  WARNING ${scenario.id} / ${row.target}: ${problem}`)
-  else if (row.measured) {
-    const m = row.measured
+  else if (row.runs.length > 0) {
+    const m = row.runs[row.runs.length - 1]!
     log(`  ${m.rps.toFixed(0)} req/s, p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms, server CPU ${cpuText(m)} µs/req (user+sys)`)
   }
   return body
@@ -122,12 +133,12 @@ async function main(): Promise<number> {
   }
   const info: RunInfo = {
     date: new Date().toISOString(), wrk: WRK ?? 'wrk', threads: WRK_THREADS, connections: CONNECTIONS,
-    durationSeconds: DURATION_SECONDS, warmupSeconds: WARMUP_SECONDS, loadAverage: loadAverage(),
+    durationSeconds: DURATION_SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS, loadAverage: loadAverage(),
     backends: BACKENDS.map((b) => b.name),
     ...(BASELINE_LABEL !== undefined && { baseline: BASELINE_LABEL }),
   }
   log(`machine: ${machine()}, Node ${process.version}; load average ${info.loadAverage.toFixed(2)}`)
-  log(`load generator: ${info.wrk}, -t${WRK_THREADS} -c${CONNECTIONS}; ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s per run; ` +
+  log(`load generator: ${info.wrk}, -t${WRK_THREADS} -c${CONNECTIONS}; ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s per run, ${ROUNDS} rounds; ` +
     `backends: ${info.backends.join(', ')}`)
   log(`service: ${CLI}`)
   if (BASELINE !== undefined) log(`baseline: ${BASELINE_LABEL}`)
@@ -150,31 +161,34 @@ async function main(): Promise<number> {
       const ds = await datasetOf(scenario.size, scenario.stock)
       let serviceBody: Buffer | undefined
       let serviceTarget = ''
-      for (const backend of BACKENDS) {
-        const row: Row = { scenario: scenario.id, target: `service/${backend.name}` }
-        const body = await runTarget(row, scenario, ds, () => startService(CLI, backend, ds, scenario.id))
-        if (body !== undefined && serviceBody !== undefined && !body.equals(serviceBody)) {
-          log(`  note: ${row.target} returned different bytes than ${serviceTarget}; the ceilings serve the latter`)
-        }
-        if (serviceBody === undefined && body !== undefined) { serviceBody = body; serviceTarget = row.target }
-        rows.push(row)
-      }
-      if (BASELINE !== undefined && !scenario.newerThanBaseline) {
-        for (const backend of BACKENDS) {
-          const row: Row = { scenario: scenario.id, target: `baseline/${backend.name}` }
-          await runTarget(row, scenario, ds, () => startService(BASELINE, backend, ds, `${scenario.id}-baseline`))
-          rows.push(row)
-        }
-      }
+      const target = (name: string, start: () => Promise<Running>): Target => ({ row: { scenario: scenario.id, target: name, runs: [] }, start })
+      const services = BACKENDS.map((backend) => target(`service/${backend.name}`, () => startService(CLI, backend, ds, scenario.id)))
+      const baselines =
+        BASELINE !== undefined && !scenario.newerThanBaseline
+          ? BACKENDS.map((backend) => target(`baseline/${backend.name}`, () => startService(BASELINE, backend, ds, `${scenario.id}-baseline`)))
+          : []
       // The ceilings answer GET with the exact bytes the service returned (same items either way; checked).
-      if (serviceBody !== undefined && !serviceBody.equals(ds.expectedBody)) {
-        log(`  note: service body (${serviceBody.length} B) differs in bytes from JSON.stringify (${ds.expectedBody.length} B); the ceilings serve the service's bytes`)
+      const ceilings = CEILINGS.map((ceiling) => target(ceiling, () => startCeiling(ceiling, ds, dir, serviceBody)))
+      const targets = [...services, ...baselines, ...ceilings]
+      for (let round = 0; round < ROUNDS; round++) {
+        // Round 1 runs the services first (the ceilings serve their bytes); later rounds rotate the order.
+        for (let i = 0; i < targets.length; i++) {
+          const { row, start } = targets[(i + round) % targets.length]!
+          const body = await runTarget(row, scenario, ds, start, round)
+          if (!row.target.startsWith('service/') || body === undefined) continue
+          if (serviceBody !== undefined && !body.equals(serviceBody)) {
+            log(`  note: ${row.target} returned different bytes than ${serviceTarget}; the ceilings serve the latter`)
+          }
+          if (serviceBody === undefined) {
+            serviceBody = body
+            serviceTarget = row.target
+            if (!serviceBody.equals(ds.expectedBody)) {
+              log(`  note: service body (${serviceBody.length} B) differs in bytes from JSON.stringify (${ds.expectedBody.length} B); the ceilings serve the service's bytes`)
+            }
+          }
+        }
       }
-      for (const ceiling of CEILINGS) {
-        const row: Row = { scenario: scenario.id, target: ceiling }
-        await runTarget(row, scenario, ds, () => startCeiling(ceiling, ds, dir, serviceBody))
-        rows.push(row)
-      }
+      rows.push(...targets.map((t) => t.row))
     }
 
     if (RUN_HUGE) {
@@ -207,7 +221,7 @@ async function main(): Promise<number> {
 
 // Hard upper bound on the whole run: each wrk run (warm-up + duration + grace + start/stop/import allowance),
 // plus 6 minutes per backend for the 1,000,000-entry section.
-const runs = SCENARIOS.length * (BACKENDS.length * (BASELINE === undefined ? 1 : 2) + CEILINGS.length)
+const runs = ROUNDS * SCENARIOS.length * (BACKENDS.length * (BASELINE === undefined ? 1 : 2) + CEILINGS.length)
 const budgetMs = runs * ((WARMUP_SECONDS + DURATION_SECONDS) * 1000 + 2 * LOAD_GRACE_MS + 60_000) +
   (RUN_HUGE ? BACKENDS.length * 360_000 : 0)
 const watchdog = setTimeout(() => {

@@ -70,6 +70,7 @@ async function listen(config: Config, storage: Storage, metrics: Metrics | undef
   })
 
   await app.listen({ port: config.port, host: config.host })
+  lifecycle.listeningSince = performance.now()
   // Past this many open connections, new ones are closed as they arrive, before any request is read.
   app.server.maxConnections = config.maxConnections
   // After the API's listener, so a metrics address in the log means the service is up. Workers

@@ -75,4 +75,26 @@ describe('load shedding', () => {
     const after = await fetch(url, { headers })
     assert.equal(after.status, 200)
   })
+
+  test('When a process has just started, then it serves its first requests although its start kept the event loop busy', async () => {
+    const database = await resources.database(sqlite)
+    const token = await createKey(database.url, 'fresh')
+    // A threshold that any start exceeds: the samples of the first second measure the start itself.
+    const server = await resources.server(database.url, {
+      LOAD_SHED_EVENT_LOOP_UTILIZATION: '0.001',
+      LOAD_SHED_EVENT_LOOP_DELAY_MS: '0',
+    })
+    const url = `${server.baseUrl}/v1/inventory`
+    const statuses: number[] = []
+    // Past the first sample (a second after the plugin started measuring), within the grace.
+    for (const until = Date.now() + 1500; Date.now() < until; await sleep(100)) {
+      statuses.push((await fetch(url, { headers: { authorization: `Bearer ${token}` } })).status)
+    }
+    assert.ok(statuses.length >= 10 && statuses.every((s) => s === 200), `statuses: ${statuses}`)
+    // Once the grace is over, the same threshold sheds.
+    await sleep(1500)
+    const later: number[] = []
+    for (let i = 0; i < 10; i++) later.push((await fetch(url, { headers: { authorization: `Bearer ${token}` } })).status)
+    assert.ok(later.includes(503), `statuses after the grace: ${later}`)
+  })
 })

@@ -9,6 +9,8 @@ interface Sent {
   sentIn: number
   doneIn?: number
   status?: number
+  /** The body of an answer other than 200, for the failure message. */
+  body?: string
   error?: string
 }
 
@@ -34,8 +36,9 @@ function startLoad(server: TestServer, token: string, { everyMs = 5, max = 5_000
       signal: abort.signal,
     })
       .then(async (res) => {
-        await res.arrayBuffer()
+        const body = await res.text()
         request.status = res.status
+        if (res.status !== 200) request.body = body
       })
       .catch((error: Error) => {
         request.error = `${error.name}: ${String(error.cause ?? error.message)}`
@@ -131,7 +134,8 @@ for (const backend of BACKENDS) {
         if (r.status === 200) continue
         // Sent between a kill and its replacement (an odd phase), or sent before a kill and done after it.
         const inFlightAtKill = r.status === undefined && r.sentIn < 4 && (r.sentIn % 2 === 1 || r.doneIn! > r.sentIn)
-        assert.ok(inFlightAtKill, `${r.id} (sent in phase ${r.sentIn}, done in ${r.doneIn}): ${r.status ?? r.error}`)
+        const logged = server.logs().filter((l) => l.reqId === r.id)
+        assert.ok(inFlightAtKill, `${r.id} (sent in phase ${r.sentIn}, done in ${r.doneIn}): ${r.status ?? r.error} ${r.body ?? ''} ${JSON.stringify(logged)}`)
       }
       // A dead worker is handed at most one connection before the primary notices (see startLoad).
       const hung = sent.filter((r) => r.error?.startsWith('AbortError'))

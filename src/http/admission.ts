@@ -6,6 +6,14 @@ import type { Lifecycle } from './lifecycle.js'
 
 /** How long a refused client is asked to wait: about one sample of the load measurements. */
 export const RETRY_AFTER_SECONDS = 1
+/** How often the load is sampled; each sample covers the interval before it. */
+const SAMPLE_INTERVAL_MS = 1000
+/**
+ * No shedding until two samples after the listener opened: the first ones measure the start itself
+ * (loading modules, migrating, compiling), not load, and made a new or replacement worker refuse its
+ * first requests while the cores were busy.
+ */
+export const SHED_AFTER_LISTENING_MS = 2 * SAMPLE_INTERVAL_MS
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -27,7 +35,8 @@ function refuse(reply: FastifyReply, message: string) {
  * process drains, and a bound on the requests handled at once (MAX_IN_FLIGHT) past which new ones get
  * 503 with Retry-After instead of queueing without bound. Then load shedding (@fastify/under-pressure):
  * while the event loop is saturated (its mean delay or utilization over the last second past the
- * configured limits), new requests get the same 503. Health probes are exempt from both.
+ * configured limits), new requests get the same 503, from SHED_AFTER_LISTENING_MS after the listener
+ * opened. Health probes are exempt from both.
  * Returns the number of requests in flight, for the metrics.
  */
 export async function registerAdmission(app: FastifyInstance, config: Config, lifecycle: Lifecycle) {
@@ -53,8 +62,11 @@ export async function registerAdmission(app: FastifyInstance, config: Config, li
     maxEventLoopUtilization: config.shedEventLoopUtilization,
     // Utilization over the last sample, not since the process started.
     eventLoopUtilizationMode: 'interval',
-    sampleInterval: 1000,
+    sampleInterval: SAMPLE_INTERVAL_MS,
     pressureHandler: (_request, reply) => {
+      const since = lifecycle.listeningSince
+      // Returning without a reply lets the request through.
+      if (since === undefined || performance.now() - since < SHED_AFTER_LISTENING_MS) return
       refuse(reply, 'The service is overloaded; retry shortly')
     },
   })

@@ -6,4 +6,6 @@
  */
 export class Lifecycle {
   draining = false
+  /** performance.now() when the listener opened; undefined before. */
+  listeningSince: number | undefined
 }

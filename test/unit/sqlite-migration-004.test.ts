@@ -29,7 +29,10 @@ test('When a database made before migration 004 is migrated, then its rows and i
     assert.deepEqual(migrateSqlite(db, all), ['004_checks_without_in_lists'])
 
     assert.deepEqual(dump(), before)
-    const indexes = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN ('inventory_changes', 'orders', 'idempotency_keys') ORDER BY name").pluck().all()
+    const indexes = db
+      .prepare(`SELECT name FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (${TABLES.map(() => '?').join(', ')}) ORDER BY name`)
+      .pluck()
+      .all(...TABLES)
     assert.deepEqual(indexes, ['idempotency_keys_created', 'orders_status'])
     for (const [sql, value] of [
       ["INSERT INTO inventory_changes VALUES (3, 1, 0, 1, 'gift', NULL, NULL, NULL, 'x')", 'reason'],

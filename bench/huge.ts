@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import type { Backend } from './backends.js'
 import { FIRST_PET_ID, HEALTH_POLL_MS, HUGE_REQUEST_TIMEOUT_MS, IMPORT_TIMEOUT_MS, SEQUENTIAL_PATCHES } from './config.js'
-import { memoryOf, runNodeMeasured } from './procs.js'
+import { freePort, HOST, memoryOf, runNodeMeasured } from './procs.js'
 import { createKey, sameItems, serve, serviceEnv, startService, type Dataset } from './targets.js'
 
 export interface Timed { ms: number, peakKiB: number | undefined }
@@ -17,6 +17,8 @@ export interface GetTiming {
   /** Worst /healthz latency while the list was being fetched, and how many polls completed. */
   healthWorstMs: number
   healthPolls: number
+  /** The server's own longest event-loop delay during the GET (see loopDelay), in ms. */
+  loopMaxMs?: number
 }
 export interface Percentiles { p50: number, p99: number, count: number }
 
@@ -31,6 +33,8 @@ export interface HugeResult {
   firstGet?: GetTiming
   cachedGet?: GetTiming
   patchHuge?: Percentiles
+  /** The server's longest event-loop delay during the sequential PATCHes at 1,000,000 entries, in ms. */
+  patchHugeLoopMaxMs?: number
   patchSmall?: Percentiles
   failures: string[]
 }
@@ -87,18 +91,41 @@ async function pollHealth(baseUrl: string): Promise<{ stop(): Promise<{ worstMs:
   return { stop }
 }
 
+/**
+ * The service's longest event-loop delay since the last call, in ms: prom-client's
+ * nodejs_eventloop_lag_max_seconds on the metrics listener (perf_hooks.monitorEventLoopDelay with a
+ * 10 ms timer, reset by every scrape). Node records the whole gap between two ticks of that timer, so
+ * an idle loop reads about 10 ms, and no stretch the loop was held is longer than the figure (which also
+ * counts any time the OS or the hypervisor did not run the process). Undefined when the metrics do not answer.
+ */
+async function loopDelay(metricsUrl: string): Promise<number | undefined> {
+  try {
+    const res = await fetch(metricsUrl, { signal: AbortSignal.timeout(5_000) })
+    const text = await res.text()
+    const seconds = Number(/^nodejs_eventloop_lag_max_seconds\s+(\S+)$/m.exec(text)?.[1])
+    return res.status === 200 && Number.isFinite(seconds) ? seconds * 1000 : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** GET /v1/inventory once with /healthz polled meanwhile (the poller's first poll is done before the GET starts). */
-async function timedList(baseUrl: string, token: string, agent: Agent): Promise<{ timing: GetTiming, body: Buffer }> {
+async function timedList(baseUrl: string, token: string, agent: Agent, metricsUrl: string): Promise<{ timing: GetTiming, body: Buffer }> {
   const poller = await pollHealth(baseUrl)
+  await loopDelay(metricsUrl)
   const got = await send(agent, `${baseUrl}/v1/inventory`, 'GET', { authorization: `Bearer ${token}` })
     .then((response) => ({ response }), (error: unknown) => ({ error }))
   const health = await poller.stop()
+  const loopMaxMs = await loopDelay(metricsUrl)
   if ('error' in got) throw got.error
   const res = got.response
   const body = Buffer.concat(res.chunks)
   if (res.status !== 200) throw new Error(`GET /v1/inventory -> ${res.status}: ${body.subarray(0, 300).toString()}`)
   return {
-    timing: { ttfbMs: res.ttfbMs, totalMs: res.totalMs, bytes: body.length, healthWorstMs: health.worstMs, healthPolls: health.polls },
+    timing: {
+      ttfbMs: res.ttfbMs, totalMs: res.totalMs, bytes: body.length, healthWorstMs: health.worstMs, healthPolls: health.polls,
+      ...(loopMaxMs === undefined ? {} : { loopMaxMs }),
+    },
     body,
   }
 }
@@ -173,27 +200,34 @@ export async function runHuge(cli: string, backend: Backend, huge: Dataset, smal
     })
     if (imported) {
       await step('GET and PATCH at 1M', async () => {
-        const server = await serve(cli, backend, env)
+        const metricsPort = await freePort()
+        const metricsUrl = `http://${HOST}:${metricsPort}/metrics`
+        const server = await serve(cli, backend, { ...env, METRICS_PORT: String(metricsPort), METRICS_HOST: HOST })
         const agent = new Agent({ keepAlive: true, maxSockets: 1 })
         try {
           await sleep(1000)
           await send(agent, `${server.baseUrl}/healthz`, 'GET', {})
           result.idleKiB = (await memoryOf(server.pid)).rssKiB
           log(`1M / ${backend.name}: server idle RSS ${mib(result.idleKiB)} MiB; GET /v1/inventory (first)`)
-          const first = await timedList(server.baseUrl, token, agent)
+          const first = await timedList(server.baseUrl, token, agent, metricsUrl)
           result.firstGet = first.timing
           log(`  TTFB ${first.timing.ttfbMs.toFixed(0)} ms, total ${first.timing.totalMs.toFixed(0)} ms, ` +
-            `${(first.timing.bytes / 2 ** 20).toFixed(1)} MiB, worst /healthz ${first.timing.healthWorstMs.toFixed(1)} ms`)
-          const cached = await timedList(server.baseUrl, token, agent)
+            `${(first.timing.bytes / 2 ** 20).toFixed(1)} MiB, worst /healthz ${first.timing.healthWorstMs.toFixed(1)} ms, ` +
+            `longest event-loop delay ${first.timing.loopMaxMs?.toFixed(1) ?? '-'} ms`)
+          const cached = await timedList(server.baseUrl, token, agent, metricsUrl)
           result.cachedGet = cached.timing
           result.peakKiB = (await memoryOf(server.pid)).peakKiB
           log(`  cached: TTFB ${cached.timing.ttfbMs.toFixed(1)} ms, total ${cached.timing.totalMs.toFixed(0)} ms, ` +
-            `worst /healthz ${cached.timing.healthWorstMs.toFixed(1)} ms; server peak RSS ${mib(result.peakKiB)} MiB`)
+            `worst /healthz ${cached.timing.healthWorstMs.toFixed(1)} ms, longest event-loop delay ${cached.timing.loopMaxMs?.toFixed(1) ?? '-'} ms; ` +
+            `server peak RSS ${mib(result.peakKiB)} MiB`)
           if (!first.body.equals(cached.body)) throw new Error('the cached GET returned different bytes than the first')
           if (!sameItems(JSON.parse(first.body.toString('utf8')), huge.items)) throw new Error('GET /v1/inventory did not return the imported inventory')
           log(`1M / ${backend.name}: ${SEQUENTIAL_PATCHES} sequential PATCHes`)
+          await loopDelay(metricsUrl)
           result.patchHuge = await sequentialPatches(server.baseUrl, token, huge.items.length)
-          log(`  p50 ${result.patchHuge.p50.toFixed(2)} ms, p99 ${result.patchHuge.p99.toFixed(2)} ms`)
+          const patchLoop = await loopDelay(metricsUrl)
+          if (patchLoop !== undefined) result.patchHugeLoopMaxMs = patchLoop
+          log(`  p50 ${result.patchHuge.p50.toFixed(2)} ms, p99 ${result.patchHuge.p99.toFixed(2)} ms, longest event-loop delay ${patchLoop?.toFixed(1) ?? '-'} ms`)
         } finally {
           agent.destroy()
           await server.stop()

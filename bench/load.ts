@@ -27,6 +27,8 @@ export interface Measured {
   /** Server process CPU time per completed request, in µs (undefined when /proc could not be read). */
   cpuUserUs?: number
   cpuSysUs?: number
+  /** Share of the machine's CPU time the hypervisor stole during the run, in % (undefined without /proc/stat). */
+  stealPct?: number
 }
 
 /** The server's CPU time between two readings, divided by the requests wrk completed in between. */

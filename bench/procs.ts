@@ -201,3 +201,30 @@ export async function runNodeMeasured(script: string, args: readonly string[], e
   await rm(rssFile, { force: true })
   return { ms, peakKiB: Number.isFinite(peakKiB) ? peakKiB : undefined }
 }
+
+/** The whole machine's CPU time from /proc/stat's first line, in clock ticks: all of it, and the part stolen. */
+export interface MachineTicks { total: number, steal: number }
+
+/**
+ * Summed over all CPUs: every field of /proc/stat's `cpu` line (user … steal; guest time is already
+ * inside user), and field 8, steal: time a virtual CPU was ready to run but the hypervisor ran
+ * something else. Undefined when /proc/stat cannot be read.
+ */
+export async function machineTicks(): Promise<MachineTicks | undefined> {
+  let stat: string
+  try {
+    stat = await readFile('/proc/stat', 'utf8')
+  } catch {
+    return undefined
+  }
+  const line = /^cpu\s+(.*)$/m.exec(stat)?.[1]
+  const fields = line?.trim().split(/\s+/).slice(0, 8).map(Number)
+  if (fields === undefined || fields.length < 8 || fields.some((f) => !Number.isFinite(f))) return undefined
+  return { total: fields.reduce((a, b) => a + b, 0), steal: fields[7]! }
+}
+
+/** Percentage of the machine's CPU time stolen by the hypervisor between two readings. */
+export function stealPercent(before: MachineTicks | undefined, after: MachineTicks | undefined): number | undefined {
+  if (before === undefined || after === undefined || after.total <= before.total) return undefined
+  return (100 * (after.steal - before.steal)) / (after.total - before.total)
+}

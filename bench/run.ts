@@ -13,7 +13,7 @@ import {
 } from './config.js'
 import { runHuge, type HugeResult } from './huge.js'
 import { cpuPerRequest, runLoad, wrkVersion, type LoadSpec, type Measured } from './load.js'
-import { cpuTimeOf, killAllChildren } from './procs.js'
+import { cpuTimeOf, killAllChildren, machineTicks, stealPercent } from './procs.js'
 import { consoleReport, cpuText, goals, loadAverage, machine, rowProblem, writeMarkdown, type Row, type RunInfo } from './report.js'
 import { checkGet, checkOrder, checkPatch, makeDataset, startCeiling, startService, type Ceiling, type Dataset, type Running } from './targets.js'
 
@@ -71,12 +71,13 @@ async function measure(scenario: Scenario, running: Running, dataset: Dataset): 
     }
   }
   // Read around the measured run only, so the warm-up's JIT and cache filling are not counted.
-  const cpuBefore = await cpuTimeOf(running.server.pid)
+  const [cpuBefore, machineBefore] = [await cpuTimeOf(running.server.pid), await machineTicks()]
   const measured = await runLoad(spec, DURATION_SECONDS)
-  const cpuAfter = await cpuTimeOf(running.server.pid)
+  const [cpuAfter, machineAfter] = [await cpuTimeOf(running.server.pid), await machineTicks()]
   const died = running.server.unexpectedExit()
   if (died !== undefined) throw new Error(`${running.server.label} exited during the run: ${died}`)
-  return { ...measured, ...cpuPerRequest(cpuBefore, cpuAfter, measured.completed) }
+  const stealPct = stealPercent(machineBefore, machineAfter)
+  return { ...measured, ...cpuPerRequest(cpuBefore, cpuAfter, measured.completed), ...(stealPct === undefined ? {} : { stealPct }) }
 }
 
 /** The run with the median req/s (the higher middle one of an even count): a real run, not an average. */
@@ -121,7 +122,7 @@ async function runTarget(row: Row, scenario: Scenario, dataset: Dataset, start: 
   if (problem !== undefined) log(`  WARNING ${scenario.id} / ${row.target}: ${problem}`)
   else if (row.runs.length > 0) {
     const m = row.runs[row.runs.length - 1]!
-    log(`  ${m.rps.toFixed(0)} req/s, p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms, server CPU ${cpuText(m)} µs/req (user+sys)`)
+    log(`  ${m.rps.toFixed(0)} req/s, p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms, server CPU ${cpuText(m)} µs/req (user+sys), CPU steal ${m.stealPct === undefined ? '-' : m.stealPct.toFixed(0)} %`)
   }
   return body
 }

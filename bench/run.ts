@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { availableBackends } from './backends.js'
 import {
   CONNECTIONS, DURATION_SECONDS, FIRST_PET_ID, HUGE_INVENTORY, LARGE_INVENTORY, LOAD_GRACE_MS, ORDER_STOCK, RUN_HUGE,
-  ROUNDS, SMALL_INVENTORY, WARMUP_SECONDS, WRK_THREADS,
+  ROUNDS, SCENARIO_IDS, SMALL_INVENTORY, WARMUP_SECONDS, WRK_THREADS,
 } from './config.js'
 import { runHuge, type HugeResult } from './huge.js'
 import { cpuPerRequest, runLoad, wrkVersion, type LoadSpec, type Measured } from './load.js'
@@ -27,12 +27,18 @@ interface Scenario {
   stock?: number
 }
 
-const SCENARIOS: readonly Scenario[] = [
+const ALL_SCENARIOS: readonly Scenario[] = [
   { id: 'get-100', size: SMALL_INVENTORY, kind: 'get' },
   { id: 'get-10000', size: LARGE_INVENTORY, kind: 'get' },
   { id: 'patch', size: LARGE_INVENTORY, kind: 'patch' },
   { id: 'order', size: LARGE_INVENTORY, kind: 'order', stock: ORDER_STOCK, newerThanBaseline: true },
 ]
+const unknownIds = SCENARIO_IDS?.filter((id) => !ALL_SCENARIOS.some((s) => s.id === id)) ?? []
+if (unknownIds.length > 0) {
+  console.error(`bench: BENCH_SCENARIOS names unknown scenarios: ${unknownIds.join(', ')} (known: ${ALL_SCENARIOS.map((s) => s.id).join(', ')})`)
+  process.exit(1)
+}
+const SCENARIOS = ALL_SCENARIOS.filter((s) => SCENARIO_IDS === undefined || SCENARIO_IDS.includes(s.id))
 const CEILINGS: readonly Ceiling[] = ['fastify', 'bare']
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')

@@ -137,10 +137,14 @@ const WRK_HEADERS = [
 /** One figure per round, in round order, or '-'. */
 const byRound = (row: Row, f: (m: Measured) => string): string => row.runs.map(f).join(', ') || '-'
 
-/** The median of the rounds' p99s (the higher middle one of an even count): a round the machine stalled counts once. */
+/** The run whose `by` is the median (the higher middle one of an even count): a real run, not an average. */
+export function medianBy(runs: readonly Measured[], by: (m: Measured) => number): Measured | undefined {
+  return [...runs].sort((a, b) => by(a) - by(b))[Math.floor(runs.length / 2)]
+}
+
+/** The median of the rounds' p99s: a round the machine stalled counts once. */
 export function medianP99(row: Row): number | undefined {
-  const p99s = row.runs.map((r) => r.p99).sort((a, b) => a - b)
-  return p99s[Math.floor(p99s.length / 2)]
+  return medianBy(row.runs, (r) => r.p99)?.p99
 }
 
 function wrkCells(rows: readonly Row[], row: Row): string[] {

@@ -14,7 +14,7 @@ import {
 import { runHuge, type HugeResult } from './huge.js'
 import { cpuPerRequest, runLoad, wrkVersion, type LoadSpec, type Measured } from './load.js'
 import { cpuTimeOf, killAllChildren, machineTicks, stealPercent } from './procs.js'
-import { consoleReport, cpuText, goals, loadAverage, machine, rowProblem, writeMarkdown, type Row, type RunInfo } from './report.js'
+import { consoleReport, cpuText, goals, loadAverage, machine, medianBy, rowProblem, writeMarkdown, type Row, type RunInfo } from './report.js'
 import { checkGet, checkOrder, checkPatch, makeDataset, startCeiling, startService, type Ceiling, type Dataset, type Running } from './targets.js'
 
 interface Scenario {
@@ -86,8 +86,6 @@ async function measure(scenario: Scenario, running: Running, dataset: Dataset): 
   return { ...measured, ...cpuPerRequest(cpuBefore, cpuAfter, measured.completed), ...(stealPct === undefined ? {} : { stealPct }) }
 }
 
-/** The run with the median req/s (the higher middle one of an even count): a real run, not an average. */
-const medianRun = (runs: readonly Measured[]): Measured => [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)]!
 
 /** A scenario's target: its row (every round's run lands there) and how to start it afresh. */
 interface Target {
@@ -108,7 +106,7 @@ async function runTarget(row: Row, scenario: Scenario, dataset: Dataset, start: 
       else await checkOrder(running, dataset, row.target.startsWith('service/'))
       const run = await measure(scenario, running, dataset)
       row.runs.push(run)
-      row.measured = medianRun(row.runs)
+      row.measured = medianBy(row.runs, (r) => r.rps)
     } catch (err) {
       error = err
     }

@@ -15,6 +15,7 @@ import {
   registerErrorHandling,
 } from './http/errors.js'
 import { API_PREFIX, registerOpenApi } from './http/openapi.js'
+import { refuseUndeclaredQueries } from './http/declared-query.js'
 import { inventoryRoutes } from './inventory/inventory.routes.js'
 import { ChangeReasonSchema, InventoryChangeSchema, InventoryItemSchema, InventoryUpdateSchema, PetStatusSchema } from './inventory/inventory.schema.js'
 import { changesRoutes } from './inventory/changes.routes.js'
@@ -52,6 +53,9 @@ export const SHARED_SCHEMAS = [
   PetSchema,
   ErrorSchema,
 ]
+
+/** A request target without its query string. */
+const pathOf = (url: string) => url.split('?', 1)[0]!
 
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
 
@@ -145,11 +149,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     deps.metrics.watch({ inFlight: admission.inFlight, storage: deps.storage })
     registerRequestMetrics(app, deps.metrics)
   }
-  // One log line per request, at info; below that level the hook is not even registered.
+  // One log line per request, at info; below that level the hook is not even registered. The path
+  // without its query: a client that sends its key as ?access_token=… must not have it written down.
   if (['trace', 'debug', 'info'].includes(app.log.level)) {
     app.addHook('onResponse', (request, reply, done) => {
       request.log.info(
-        { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+        {
+          method: request.method,
+          route: request.routeOptions.url,
+          path: pathOf(request.url),
+          statusCode: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+        },
         'request',
       )
       done()
@@ -157,6 +168,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   }
 
   registerErrorHandling(app)
+  refuseUndeclaredQueries(app)
   const registerMethodNotAllowed = methodNotAllowedForServedPaths(app)
   deprecateRoutes(app, `${API_PREFIX}${PET_LOOKUP_URL}`, petLookup)
   await registerOpenApi(app, config)

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
-import { ConfigError, describeVariables, loadConfig } from './config.js'
+import { ConfigError, describeVariables, loadConfig, maskUrl } from './config.js'
 import { DomainError } from './errors.js'
 import { openInventoryFile } from './inventory/import-file.js'
 import { InventoryRecordSchema, PetStatusSchema } from './inventory/inventory.schema.js'
@@ -178,7 +178,8 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     log(`Error: ${error.message}`)
     process.exitCode = 1
   } else {
-    log(`Unexpected failure: ${(error as Error).stack ?? String(error)}`)
+    // A driver's error may quote the connection URL it was given.
+    log(maskUrl(`Unexpected failure: ${(error as Error).stack ?? String(error)}`))
     process.exitCode = 1
   }
 })

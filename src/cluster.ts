@@ -44,7 +44,7 @@ export async function runPrimary(config: Config, workers: number): Promise<void>
       ? undefined
       : await startMetricsServer(
           (await import('./metrics/cluster-metrics.js')).clusterScrape(),
-          { host: config.metricsHost, port: config.metricsPort },
+          { host: config.metricsHost, port: config.metricsPort, token: config.metricsToken },
           log,
         )
   let stopping = false

@@ -28,6 +28,8 @@ export interface Config {
   /** The metrics listener's port (GET /metrics); undefined when METRICS_PORT is unset: no metrics at all. */
   metricsPort: number | undefined
   metricsHost: string
+  /** The bearer token a scrape must send; '' lets any client that reaches METRICS_HOST scrape. */
+  metricsToken: string
   /** PATCH without If-Match is refused (428), so no client can overwrite a change it has not seen. */
   requireIfMatch: boolean
   /** Requests per window per API key; 0: no limit. */
@@ -53,6 +55,12 @@ export interface Config {
   /** How often each process adds its counts of deprecated calls to the database. */
   deprecatedCallsFlushMs: number
 }
+
+/**
+ * What the OpenAPI document's servers list names until PRODUCTION_BASE_URL and STAGING_BASE_URL are
+ * set: placeholders on a reserved domain, marked as such in the document.
+ */
+export const PLACEHOLDER_BASE_URLS = { production: 'https://petstore.example.com', staging: 'https://staging.petstore.example.com' }
 
 // An http(s) base URL; the service adds /v1 itself, so a URL already ending in /v1 is refused.
 const URL_PATTERN = 'https?://[^\\s/?#]+(/[^\\s?#]*)?(?<!/v1)(?<!/v1/)'
@@ -209,9 +217,15 @@ const VARIABLES: Record<string, Variable> = {
   },
   METRICS_HOST: {
     key: 'metricsHost',
-    allowed: 'an interface address or host name for the metrics listener (default: HOST)',
+    allowed: 'an interface address or host name for the metrics listener (default: loopback, whatever HOST is)',
     schema: hostName,
-    default: (config) => config.host ?? '127.0.0.1',
+    default: () => '127.0.0.1',
+  },
+  METRICS_TOKEN: {
+    key: 'metricsToken',
+    allowed: 'empty (no token), or 16 to 256 visible ASCII characters that GET /metrics then requires as Authorization: Bearer …',
+    schema: Type.String({ pattern: '^([!-~]{16,256})?$' }),
+    default: () => '',
   },
   REQUIRE_IF_MATCH: {
     key: 'requireIfMatch',
@@ -277,13 +291,13 @@ const VARIABLES: Record<string, Variable> = {
     key: 'productionBaseUrl',
     allowed: 'an http(s) URL without the /v1 segment',
     schema: url,
-    default: () => 'https://petstore.example.com',
+    default: () => PLACEHOLDER_BASE_URLS.production,
   },
   STAGING_BASE_URL: {
     key: 'stagingBaseUrl',
     allowed: 'an http(s) URL without the /v1 segment',
     schema: url,
-    default: () => 'https://staging.petstore.example.com',
+    default: () => PLACEHOLDER_BASE_URLS.staging,
   },
   PET_LOOKUP_DEPRECATED_AT: {
     key: 'petLookupDeprecatedAt',
@@ -308,6 +322,28 @@ const VARIABLES: Record<string, Variable> = {
 }
 
 export class ConfigError extends Error {}
+
+/** The variables whose values may hold a password: never printed as they are. */
+const SECRET_URLS = new Set(['DATABASE_URL', 'REDIS_URL'])
+/** The variables that are secrets whole: never printed at all. */
+const SECRETS = new Set(['METRICS_TOKEN'])
+
+/**
+ * A connection URL with its password replaced by `***`, wherever it stands (userinfo, or a
+ * `password=` query parameter), for every message and log line. Works on text that is not a valid URL
+ * too, and errs towards hiding: after `user:`, everything up to the last `@` is taken for the
+ * password (a raw `/` or `@` in it must not reveal the rest); a Redis URL's lone userinfo is its
+ * password. In a message (`whole` false) a URL ends at white space; a variable's value is one URL
+ * whole, white space included.
+ */
+export function maskUrl(text: string, whole = false): string {
+  const userinfo = whole ? /^([a-z][\w+.-]*:\/\/)([^/?#@:]*):.*@/is : /([a-z][\w+.-]*:\/\/)([^\s/?#@:]*):\S*@/gi
+  const redis = whole ? /^(rediss?:\/\/)[^/?#@:]+@/i : /(rediss?:\/\/)[^\s/?#@:]+@/gi
+  return text
+    .replace(userinfo, '$1$2:***@')
+    .replace(redis, '$1***@')
+    .replace(/([?&][^=&#\s]*password=)[^&#\s]*/gi, '$1***')
+}
 
 const ajv = createValidator([])
 
@@ -335,7 +371,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     if (converted !== undefined) {
       Object.assign(config, { [variable.key]: converted })
     } else {
-      problems.push(`${name}=${JSON.stringify(raw)} is invalid: expected ${variable.allowed}`)
+      const shown = SECRETS.has(name) ? '***' : SECRET_URLS.has(name) ? maskUrl(raw, true) : raw
+      problems.push(`${name}=${JSON.stringify(shown)} is invalid: expected ${variable.allowed}`)
     }
   }
   if (problems.length === 0 && config.shutdownGraceMs! < minimumGraceMs(config.dbTimeoutMs!)) {

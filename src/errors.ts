@@ -67,7 +67,11 @@ export class InvalidInputError extends DomainError {
 }
 
 export class UnauthorizedError extends DomainError {
-  constructor(message: string) {
+  /** @param tokenSent a key was sent but is not valid (malformed, unknown, revoked), rather than missing */
+  constructor(
+    message: string,
+    readonly tokenSent = false,
+  ) {
     super('unauthorized', message)
   }
 }

@@ -25,7 +25,7 @@ export function describeValidationError(error: ErrorObject, subject: string): st
   const where = subject + error.instancePath.replaceAll('/', '.')
   switch (error.keyword) {
     case 'additionalProperties':
-      return `${where} has unknown field '${String(error.params.additionalProperty)}'`
+      return `${where} has unknown field ${excerpt(String(error.params.additionalProperty))}`
     case 'required':
       return `${where} is missing required field '${String(error.params.missingProperty)}'`
     case 'enum':
@@ -36,6 +36,15 @@ export function describeValidationError(error: ErrorObject, subject: string): st
 }
 
 export type Validate = ValidateFunction
+
+/**
+ * A piece of client-supplied text for a message: at most `max` characters, quoted and escaped as a
+ * JSON string, so it can neither flood a message nor put control bytes on a terminal or in a log.
+ */
+export function excerpt(text: string, max = 40): string {
+  const cut = [...text].length > max ? `${[...text].slice(0, max).join('')}…` : text
+  return JSON.stringify(cut).replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
 
 /**
  * Path parameters arrive as text, and a JSON-schema integer check would go through a double and lose
@@ -86,7 +95,10 @@ export function compileQueryValidator(schema: { properties?: Record<string, Quer
   const declared = new Set(props.map(([name]) => name))
   return (query: Record<string, unknown>) => {
     const unknown = Object.keys(query).find((name) => !declared.has(name))
-    if (unknown !== undefined) return { error: new Error(`unknown query parameter '${unknown}'; allowed: ${[...declared].join(', ')}`) }
+    if (unknown !== undefined) {
+      const allowed = declared.size > 0 ? `allowed: ${[...declared].join(', ')}` : 'this operation takes no query parameters'
+      return { error: new Error(`unknown query parameter ${excerpt(unknown)}; ${allowed}`) }
+    }
     const value: Record<string, unknown> = {}
     for (const [name, prop] of props) {
       const given = query[name]

@@ -14,17 +14,20 @@ for (const backend of BACKENDS) {
     })
 
     const unknownKey = 'psk_' + 'A'.repeat(43)
-    const badHeaders: [string, Record<string, string>][] = [
-      ['no Authorization header', {}],
-      ['an empty Authorization header', { authorization: '' }],
-      ['the Basic scheme', { authorization: 'Basic dXNlcjpwYXNz' }],
-      ['a bearer scheme with no token', { authorization: 'Bearer' }],
-      ['a bearer scheme with a blank token', { authorization: 'Bearer    ' }],
-      ['a malformed token', { authorization: 'Bearer not-a-key' }],
-      ['a token with a wrong prefix', { authorization: 'Bearer xyz_' + 'A'.repeat(43) }],
-      ['a token one character short', { authorization: 'Bearer ' + unknownKey.slice(0, -1) }],
-      ['two tokens', { authorization: `Bearer ${unknownKey} ${unknownKey}` }],
-      ['an unknown well-formed key', { authorization: `Bearer ${unknownKey}` }],
+    // RFC 6750 §3.1: no key, the bare challenge; a key that was sent but is not valid, error="invalid_token".
+    const NO_KEY = 'Bearer realm="petstore"'
+    const INVALID = 'Bearer realm="petstore", error="invalid_token"'
+    const badHeaders: [string, Record<string, string>, string][] = [
+      ['no Authorization header', {}, NO_KEY],
+      ['an empty Authorization header', { authorization: '' }, NO_KEY],
+      ['the Basic scheme', { authorization: 'Basic dXNlcjpwYXNz' }, INVALID],
+      ['a bearer scheme with no token', { authorization: 'Bearer' }, INVALID],
+      ['a bearer scheme with a blank token', { authorization: 'Bearer    ' }, INVALID],
+      ['a malformed token', { authorization: 'Bearer not-a-key' }, INVALID],
+      ['a token with a wrong prefix', { authorization: 'Bearer xyz_' + 'A'.repeat(43) }, INVALID],
+      ['a token one character short', { authorization: 'Bearer ' + unknownKey.slice(0, -1) }, INVALID],
+      ['two tokens', { authorization: `Bearer ${unknownKey} ${unknownKey}` }, INVALID],
+      ['an unknown well-formed key', { authorization: `Bearer ${unknownKey}` }, INVALID],
     ]
 
     const operations: [string, string, unknown][] = [
@@ -33,20 +36,21 @@ for (const backend of BACKENDS) {
     ]
 
     for (const [method, path, body] of operations) {
-      for (const [label, headers] of badHeaders) {
-        test(`When ${method} ${path} has ${label}, then 401 with an Error body and WWW-Authenticate`, async () => {
+      for (const [label, headers, challenge] of badHeaders) {
+        test(`When ${method} ${path} has ${label}, then 401 with an Error body and WWW-Authenticate: ${challenge}`, async () => {
           const res = await suite.server.request(method, path, { headers, body })
           assert.equal(res.status, 401)
-          assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer/)
+          assert.equal(res.headers.get('www-authenticate'), challenge)
           assert.deepEqual(res.body, { code: 'unauthorized', message: res.body.message, status: 401 })
         })
       }
     }
 
-    test('When a revoked key is used, then 401', async () => {
+    test('When a revoked key is used, then 401 with error="invalid_token"', async () => {
       const res = await suite.server.request('GET', '/v1/inventory', { token: revoked })
       assert.equal(res.status, 401)
       assert.equal(res.body.code, 'unauthorized')
+      assert.equal(res.headers.get('www-authenticate'), INVALID)
     })
 
     test('When the scheme name is in any case, then the key is accepted', async () => {

@@ -56,4 +56,8 @@ export class VersionedLru<K extends {}, V extends {}> {
   set(key: K, version: string, value: V): void {
     this.entries.set(key, { version, value })
   }
+
+  delete(key: K): void {
+    this.entries.delete(key)
+  }
 }

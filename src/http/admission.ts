@@ -31,7 +31,8 @@ function refuse(reply: FastifyReply, message: string) {
 }
 
 /**
- * What every request meets first: its X-Request-Id on the response, `Connection: close` while the
+ * What every request meets first: its X-Request-Id and `X-Content-Type-Options: nosniff` on the
+ * response, `Connection: close` while the
  * process drains, and a bound on the requests handled at once (MAX_IN_FLIGHT) past which new ones get
  * 503 with Retry-After instead of queueing without bound. Then load shedding (@fastify/under-pressure):
  * while the event loop is saturated (its mean delay or utilization over the last second past the
@@ -44,6 +45,8 @@ export async function registerAdmission(app: FastifyInstance, config: Config, li
   const onClose = () => inFlight--
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
+    // Every answer is what its Content-Type says: no browser may sniff a JSON error into a page.
+    reply.header('x-content-type-options', 'nosniff')
     if (request.routeOptions.config.probe) return done()
     if (inFlight >= config.maxInFlight) return refuse(reply, 'Too many requests in progress; retry shortly')
     inFlight++

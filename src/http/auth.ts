@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { Actor } from '../domain.js'
+import { UnauthorizedError } from '../errors.js'
 import type { KeysService } from '../keys/keys.service.js'
 import type { FreshCache } from '../cache/fresh-cache.js'
 import type { Versions } from '../storage/storage.js'
@@ -20,7 +21,8 @@ declare module 'fastify' {
  * It reads the change counters first (one database round trip), which both the key check and the
  * handlers' caches use. With rate limits, a request whose token this process has not verified
  * before is counted per client address before anything reaches the database, so a flood of guessed
- * keys is throttled without a lookup; a verified key is then counted per key.
+ * keys is throttled without a lookup; a verified key is then counted per key. A remembered key that
+ * fails (revoked since) is counted per address after all: every bad key costs its sender a count.
  */
 export function apiKeyAuthentication(
   app: FastifyInstance,
@@ -33,10 +35,19 @@ export function apiKeyAuthentication(
   const perAddress = limits?.enabled('per-address') ? limits : undefined
   const perKey = limits?.enabled('per-key') ? limits : undefined
   return async (request, reply) => {
+    // What an authenticated request is answered is for its key alone, and current: no shared cache
+    // keeps it (a GET's representation relaxes this to `private, no-cache`, see representation.ts).
+    reply.header('cache-control', 'no-store')
     const authorization = request.headers.authorization
-    if (perAddress && !keys.wasVerified(authorization)) await perAddress.count(reply, 'per-address', addressPartition(request.ip))
+    const counted = perAddress !== undefined && !keys.wasVerified(authorization)
+    if (counted) await perAddress.count(reply, 'per-address', addressPartition(request.ip))
     request.versions = await cache.versions()
-    request.apiKeyId = await keys.authenticate(authorization, request.versions.keys)
+    try {
+      request.apiKeyId = await keys.authenticate(authorization, request.versions.keys)
+    } catch (error) {
+      if (perAddress && !counted && error instanceof UnauthorizedError) await perAddress.count(reply, 'per-address', addressPartition(request.ip))
+      throw error
+    }
     if (perKey) await perKey.count(reply, 'per-key', String(request.apiKeyId))
   }
 }

@@ -2,14 +2,24 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { randomUUID } from 'node:crypto'
 import { STATUS_CODES as STATUS_CODES_TEXT } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { DomainError, ERROR_CODES, codeForStatus, type ErrorCode } from '../errors.js'
+import { DomainError, ERROR_CODES, UnauthorizedError, codeForStatus, type ErrorCode } from '../errors.js'
+
+/**
+ * The 401's challenge (RFC 6750 §3): a request that sent no key gets the bare challenge; one whose
+ * key was sent but is not valid (malformed, unknown, revoked) is told so with error="invalid_token".
+ */
+export function bearerChallenge(tokenSent: boolean): string {
+  return tokenSent ? 'Bearer realm="petstore", error="invalid_token"' : 'Bearer realm="petstore"'
+}
 
 /** Writes the spec's Error body; the single way any error leaves the service. */
-export function sendError(reply: FastifyReply, code: ErrorCode, message: string) {
+export function sendError(reply: FastifyReply, code: ErrorCode, message: string, options: { tokenSent?: boolean } = {}) {
   const status = ERROR_CODES[code]
-  if (code === 'unauthorized') reply.header('www-authenticate', 'Bearer realm="petstore"')
+  if (code === 'unauthorized') reply.header('www-authenticate', bearerChallenge(options.tokenSent ?? false))
   return reply
     .code(status)
+    // Also here, not only in admission's hook: errors the router raises come before any hook.
+    .header('x-content-type-options', 'nosniff')
     .type('application/json; charset=utf-8')
     .send({ code, message, status })
 }
@@ -31,6 +41,9 @@ const FRAMEWORK_MESSAGES: Record<string, string> = {
 export function classify(error: FastifyError): { code: ErrorCode; message: string; undocumented?: number } {
   if (error instanceof DomainError) return { code: error.code, message: error.message }
   const status = error.statusCode ?? 500
+  // The framework's only 403s come from the docs page's static files refusing a path outside their
+  // folder (a traversal attempt): answered as any file that is not there, so a scanner learns nothing.
+  if (status === 403) return { code: 'not_found', message: 'Not found' }
   const code = codeForStatus(status)
   if (!code) return { code: 'internal_error', message: 'Internal server error', undocumented: status }
   if (status >= 500) return { code, message: code === 'internal_error' ? 'Internal server error' : 'The service is unavailable; retry shortly' }
@@ -44,6 +57,7 @@ function rawErrorResponse(code: ErrorCode, message: string, requestId: string): 
   return (
     `HTTP/1.1 ${status} ${STATUS_CODES_TEXT[status] ?? 'Error'}\r\n` +
     `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+    `X-Content-Type-Options: nosniff\r\n` +
     `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`
   )
 }
@@ -63,8 +77,26 @@ export function handleClientError(this: FastifyInstance, error: NodeJS.ErrnoExce
   // Nothing of the request can be trusted here, not even its X-Request-Id: a fresh one is made.
   const reqId = randomUUID()
   this.log.info({ reqId, statusCode: ERROR_CODES[code], reason: error.code }, 'request rejected by the HTTP parser')
-  socket.end(rawErrorResponse(code, message, reqId))
+  closeAfterWriting(socket, rawErrorResponse(code, message, reqId))
   return ERROR_CODES[code]
+}
+
+/** How long a refused client gets to take its answer before its connection is cut regardless. */
+const REFUSED_LINGER_MS = 1000
+
+/**
+ * Writes the answer and closes the connection for good. The HTTP server is half-open (a client may
+ * keep its side open after ours ends), so `end` alone would let a client that neither reads nor
+ * closes hold the socket, its file descriptor, its place under MAX_CONNECTIONS and, for a slow body,
+ * its request's MAX_IN_FLIGHT slot: the socket is destroyed once the answer is flushed, or after
+ * REFUSED_LINGER_MS when the client does not even take it.
+ */
+function closeAfterWriting(socket: Duplex, answer: string) {
+  const cut = setTimeout(() => socket.destroy(), REFUSED_LINGER_MS).unref()
+  socket.end(answer, () => {
+    clearTimeout(cut)
+    socket.destroy()
+  })
 }
 
 /** Every error that reaches Fastify's error handler or its `frameworkErrors` hook leaves through here. */
@@ -72,14 +104,14 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   const { code, message, undocumented } = classify(error)
   if (undocumented) request.log.error({ err: error, status: undocumented }, 'an error carried a status with no error code')
   else if (ERROR_CODES[code] >= 500) request.log.error({ err: error }, 'request failed')
-  return sendError(reply, code, message)
+  return sendError(reply, code, message, { tokenSent: error instanceof UnauthorizedError && error.tokenSent })
 }
 
 export function registerErrorHandling(app: FastifyInstance) {
   app.setErrorHandler(handleError)
 
   app.setNotFoundHandler((request, reply) =>
-    sendError(reply, 'not_found', `No route for ${request.method} ${request.url.split('?')[0]}`),
+    sendError(reply, 'not_found', `No route for ${request.method} ${request.url.split('?', 1)[0]}`),
   )
 }
 

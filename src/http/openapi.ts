@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
-import type { Config } from '../config.js'
+import { PLACEHOLDER_BASE_URLS, type Config } from '../config.js'
 
 export const API_PREFIX = '/v1'
 
@@ -19,12 +19,21 @@ Rate limits (on by default; the operator sets them): per API key, and per client
 
 Deprecation: getPetById is deprecated. Every response of it carries \`Deprecation\`, \`Sunset\` and \`Link\` headers, and from its sunset on it answers 410 \`gone\`, before authentication.
 
+Caching: every answer carries \`X-Content-Type-Options: nosniff\`. Answers to authenticated operations carry \`Cache-Control: no-store\`, except the GETs' representations, which carry \`private, no-cache\`: a client may keep them for itself and revalidate them with their ETag.
+
 Entity tags: the GETs and updateInventory answer with a strong \`ETag\` of the exact bytes. \`If-None-Match\` on a GET gives 304 while the representation is unchanged; \`If-Match\` on updateInventory makes the update conditional (412 when the entry has changed).`
 
 export function servers(config: Config) {
+  const placeholder = (name: string) => ` (a placeholder until the operator sets ${name})`
   const list = [
-    { url: `${config.productionBaseUrl}${API_PREFIX}`, description: 'Production' },
-    { url: `${config.stagingBaseUrl}${API_PREFIX}`, description: 'Staging' },
+    {
+      url: `${config.productionBaseUrl}${API_PREFIX}`,
+      description: `Production${config.productionBaseUrl === PLACEHOLDER_BASE_URLS.production ? placeholder('PRODUCTION_BASE_URL') : ''}`,
+    },
+    {
+      url: `${config.stagingBaseUrl}${API_PREFIX}`,
+      description: `Staging${config.stagingBaseUrl === PLACEHOLDER_BASE_URLS.staging ? placeholder('STAGING_BASE_URL') : ''}`,
+    },
   ]
   // Unset, "this server" is the relative /v1: right wherever the document is served from.
   const self = `${config.publicBaseUrl}${API_PREFIX}`
@@ -60,6 +69,12 @@ export async function registerOpenApi(app: FastifyInstance, config: Config) {
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   })
 
+  // The page's assets are small and served whole: a Range would only open error paths (a 416 past
+  // the end) that the API's Error codes do not name.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.url.startsWith(`${API_PREFIX}/docs/`)) delete request.raw.headers.range
+    done()
+  })
   await app.register(swaggerUi, {
     routePrefix: `${API_PREFIX}/docs`,
     uiConfig: { docExpansion: 'list', deepLinking: true, validatorUrl: null },

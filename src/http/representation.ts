@@ -49,7 +49,8 @@ export interface ByteSource {
 }
 
 /**
- * Sends a JSON representation with its strong ETag; a GET (or HEAD) whose If-None-Match matches it
+ * Sends a JSON representation with its strong ETag (and, to a GET, `Cache-Control: private, no-cache`);
+ * a GET (or HEAD) whose If-None-Match matches it
  * gets 304 and no body instead, and a byte source is then never read. A body in several pieces or
  * in a byte source (a large list) is streamed, never joined; its tag must then be given (a cached
  * list keeps its tag with it).
@@ -64,6 +65,9 @@ export function sendRepresentation(
 ) {
   reply.header('etag', tag)
   const safe = request.method === 'GET' || request.method === 'HEAD'
+  // Only the client may keep a read, and it must ask again before using it: with its ETag in
+  // If-None-Match, which costs a 304 while nothing changed.
+  if (safe) reply.header('cache-control', 'private, no-cache')
   if (safe && noneMatch(request.headers['if-none-match'], tag)) return reply.code(304).send()
   if (typeof body === 'string' || Buffer.isBuffer(body)) return sendJsonText(reply, body)
   if (Array.isArray(body) && body.length === 1) return sendJsonText(reply, body[0]!)

@@ -1,6 +1,13 @@
 import { InvalidInputError } from '../errors.js'
 import { DuplicatePetIdError } from '../storage/storage.js'
 
+/**
+ * The most characters one record of an import file may hold (its keys and values in JSON, its
+ * fields in CSV): as much as a request body (64 KiB), several times a pet at its limits. A record
+ * that passes it is refused as soon as it does, so memory stays bounded whatever the file holds.
+ */
+export const IMPORT_RECORD_LIMIT = 64 * 1024
+
 /** An import file being read: its checked records in chunks, and how to name a record's place. */
 export interface ImportSource<R> {
   /** Throws InvalidInputError, naming the entry or line, at the first record that is not valid. */

@@ -1,14 +1,15 @@
 import { parse as parseCsv } from 'csv-parse'
 import { isLosslessNumber } from 'lossless-json'
-import { createReadStream } from 'node:fs'
+import type { FileHandle } from 'node:fs/promises'
 import { extname } from 'node:path'
 import type { Readable } from 'node:stream'
 import { InvalidInputError } from '../errors.js'
-import { inChunks, type ImportSource } from '../import/import-source.js'
-import { checkReadable, jsonArrayObjects } from '../import/json-array.js'
+import { IMPORT_RECORD_LIMIT, inChunks, type ImportSource } from '../import/import-source.js'
+import { jsonArrayObjects } from '../import/json-array.js'
+import { openRegularFile } from '../import/regular-file.js'
 import { parseInt64 } from '../int64.js'
 import type { ImportRecord } from '../storage/storage.js'
-import { describeValidationError, type Validate } from '../validation.js'
+import { describeValidationError, excerpt, type Validate } from '../validation.js'
 import type { InventoryItem, PetStatus } from '../domain.js'
 
 /** Records handed on per step: the file is read, checked and written a chunk at a time. */
@@ -33,9 +34,9 @@ export async function openInventoryFile(path: string, validateRecord: Validate):
   if (extension !== '.json' && extension !== '.csv') {
     throw new InvalidInputError(`Unsupported file type '${extension}': use .json or .csv`)
   }
-  await checkReadable(path)
+  const file = await openRegularFile(path)
   const json = extension === '.json'
-  const raw = json ? jsonRecords(path) : csvRecords(path)
+  const raw = json ? jsonRecords(file) : csvRecords(file)
   const where = json ? (n: number) => `entry ${n}` : (n: number) => `line ${n}`
   return { chunks: inChunks(checked(raw, validateRecord, where), IMPORT_CHUNK_SIZE), where }
 }
@@ -53,8 +54,8 @@ async function* checked(raw: AsyncIterable<RawRecord>, validateRecord: Validate,
   }
 }
 
-async function* jsonRecords(path: string): AsyncGenerator<RawRecord> {
-  for await (const { position, value } of jsonArrayObjects(path, '{petId, quantity, status}')) {
+async function* jsonRecords(file: FileHandle): AsyncGenerator<RawRecord> {
+  for await (const { position, value } of jsonArrayObjects(file, '{petId, quantity, status}')) {
     const { petId, ...rest } = value
     const fields = Object.fromEntries(
       // `+ 0` folds -0 into 0.
@@ -64,24 +65,40 @@ async function* jsonRecords(path: string): AsyncGenerator<RawRecord> {
   }
 }
 
-async function* csvRecords(path: string): AsyncGenerator<RawRecord> {
+/**
+ * What a CSV parse error says, by its code: never the parser's own message, which quotes the
+ * offending bytes of the file.
+ */
+const CSV_PROBLEMS: Record<string, string> = {
+  CSV_MAX_RECORD_SIZE: `the record is larger than the limit of ${IMPORT_RECORD_LIMIT} characters`,
+  CSV_RECORD_INCONSISTENT_FIELDS_LENGTH: 'the record does not have one field per header column',
+  CSV_RECORD_INCONSISTENT_COLUMNS: 'the record does not have one field per header column',
+  CSV_INVALID_CLOSING_QUOTE: 'a quoted field goes on after its closing quote',
+  INVALID_OPENING_QUOTE: 'a quote opens in the middle of a field',
+  CSV_QUOTE_NOT_CLOSED: 'a quoted field is never closed',
+  CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE: 'a quoted field goes on after its closing quote',
+}
+
+async function* csvRecords(file: FileHandle): AsyncGenerator<RawRecord> {
   let header = false
   const parser = parseCsv({
     bom: true,
     trim: true,
     skip_empty_lines: true,
     info: true,
+    // A field or record past the limit is refused as it passes it, so memory stays bounded.
+    max_record_size: IMPORT_RECORD_LIMIT,
     columns: (names: string[]) => {
       header = true
       const missing = COLUMNS.filter((c) => !names.includes(c))
       const extra = names.filter((c) => !COLUMNS.includes(c))
       if (missing.length > 0 || extra.length > 0 || names.length !== COLUMNS.length) {
-        throw new InvalidInputError(`line 1: the header must be ${COLUMNS.join(',')} (got ${names.join(',')})`)
+        throw new InvalidInputError(`line 1: the header must be ${COLUMNS.join(',')} (got ${excerpt(names.join(','), 80)})`)
       }
       return names
     },
   })
-  const reading: Readable = createReadStream(path)
+  const reading: Readable = file.createReadStream()
   reading.on('error', (error) => parser.destroy(error))
   reading.pipe(parser)
   try {
@@ -96,7 +113,9 @@ async function* csvRecords(path: string): AsyncGenerator<RawRecord> {
     const cause = (error as { cause?: unknown }).cause
     if (error instanceof InvalidInputError) throw error
     if (cause instanceof InvalidInputError) throw cause
-    throw new InvalidInputError(`Not valid CSV: ${(error as Error).message}`)
+    const { code, lines } = error as { code?: string; lines?: number }
+    const where = lines === undefined ? '' : `line ${lines}: `
+    throw new InvalidInputError(`Not valid CSV: ${where}${(code && CSV_PROBLEMS[code]) ?? `the parser refused it (${code ?? 'unknown error'})`}`)
   } finally {
     reading.destroy()
   }

@@ -1,9 +1,8 @@
 import type { VersionedLru } from '../cache/versioned.js'
 import { InvalidInputError, NotFoundError, UnauthorizedError } from '../errors.js'
 import type { ApiKey, Storage } from '../storage/storage.js'
-import { KEY_NAME_PATTERN, generateKey, hashKey, isWellFormedKey, sameHash } from './api-key.js'
+import { KEY_NAME_PATTERN, bearerToken, generateKey, hashKey, isWellFormedKey, sameHash } from './api-key.js'
 
-const BEARER = /^bearer +(\S+) *$/i
 /** last_used_at is kept to the minute: writing it on every request would cost a commit each. */
 const TOUCH_INTERVAL_MS = 60_000
 const FIRST_KEY_NAME = 'default'
@@ -26,8 +25,8 @@ export class KeysService {
    */
   async authenticate(authorization: string | undefined, keysVersion: string): Promise<number> {
     if (!authorization) throw new UnauthorizedError('Missing API key: send Authorization: Bearer <API_KEY>')
-    const token = BEARER.exec(authorization)?.[1]
-    if (!token || !isWellFormedKey(token)) throw new UnauthorizedError('Malformed API key')
+    const token = bearerToken(authorization)
+    if (!token || !isWellFormedKey(token)) throw new UnauthorizedError('Malformed API key', true)
     const known = this.verified?.get(token, keysVersion)
     if (known !== undefined) {
       this.touch(known)
@@ -36,7 +35,12 @@ export class KeysService {
     const hash = hashKey(token)
     const key = await this.storage.findActiveKey(hash)
     // The lookup is by hash, so it reveals nothing about the token; the compare is constant-time anyway.
-    if (!key || !sameHash(key.hash, hash)) throw new UnauthorizedError('Unknown or revoked API key')
+    if (!key || !sameHash(key.hash, hash)) {
+      // A key verified before and revoked since is forgotten, so its next use is counted per address
+      // before any lookup, like any other bad key.
+      this.verified?.delete(token)
+      throw new UnauthorizedError('Unknown or revoked API key', true)
+    }
     // Only keys that verified are remembered, so a flood of bad tokens cannot evict good ones.
     this.verified?.set(token, keysVersion, key.id)
     this.touch(key.id)
@@ -48,7 +52,7 @@ export class KeysService {
    * version: such requests are not counted per address. Only a hint; authenticate() decides.
    */
   wasVerified(authorization: string | undefined): boolean {
-    const token = authorization && BEARER.exec(authorization)?.[1]
+    const token = authorization && bearerToken(authorization)
     return token !== undefined && token !== '' && this.verified?.has(token) === true
   }
 

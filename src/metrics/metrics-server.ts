@@ -1,6 +1,8 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { bearerToken } from '../keys/api-key.js'
 import type { Scrape } from './metrics.js'
 
 /** The pino methods the listener logs with. */
@@ -8,6 +10,10 @@ interface Log {
   info(details: object, message: string): void
   error(details: object, message: string): void
 }
+
+const digest = (text: string) => createHash('sha256').update(text).digest()
+/** Compared as digests, in constant time, so neither the token's length nor its bytes leak through timing. */
+const sameDigest = (expected: Buffer, given: string | undefined) => given !== undefined && timingSafeEqual(expected, digest(given))
 
 export interface MetricsServer {
   url: string
@@ -22,11 +28,22 @@ export interface MetricsServer {
  * none of the API's hooks (admission, keys, the request log and metrics, so scrapes are not counted as
  * traffic), and the `--workers` primary, which builds no app, serves it the same way.
  */
-export async function startMetricsServer(scrape: Scrape, where: { host: string; port: number }, log: Log): Promise<MetricsServer> {
+export async function startMetricsServer(
+  scrape: Scrape,
+  where: { host: string; port: number; token: string },
+  log: Log,
+): Promise<MetricsServer> {
+  const expected = where.token ? digest(where.token) : undefined
   const server = createServer({ requestTimeout: 10_000, headersTimeout: 10_000 }, (request, response) => {
     const path = request.url?.split('?')[0]
     if (path !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
       response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not found: the metrics are at GET /metrics\n')
+      return
+    }
+    if (expected && !sameDigest(expected, bearerToken(request.headers.authorization))) {
+      response
+        .writeHead(401, { 'content-type': 'text/plain; charset=utf-8', 'www-authenticate': 'Bearer realm="metrics"' })
+        .end('Unauthorized: send Authorization: Bearer <METRICS_TOKEN>\n')
       return
     }
     scrape.collect().then(

@@ -3,7 +3,8 @@ import { extname } from 'node:path'
 import type { Pet, PetStatus } from '../domain.js'
 import { InvalidInputError } from '../errors.js'
 import { inChunks, type ImportSource } from '../import/import-source.js'
-import { checkReadable, jsonArrayObjects, type JsonElement } from '../import/json-array.js'
+import { jsonArrayObjects, type JsonElement } from '../import/json-array.js'
+import { openRegularFile } from '../import/regular-file.js'
 import { parseInt64 } from '../int64.js'
 import type { PetImportRecord } from '../storage/storage.js'
 import { describeValidationError, type Validate } from '../validation.js'
@@ -24,8 +25,8 @@ const SHAPE = '{id, name, category, photoUrls, tags, status}'
 export async function openPetsFile(path: string, validateRecord: Validate): Promise<ImportSource<PetImportRecord>> {
   const extension = extname(path).toLowerCase()
   if (extension !== '.json') throw new InvalidInputError(`Unsupported file type '${extension}': pets are imported from .json`)
-  await checkReadable(path)
-  return { chunks: inChunks(checked(jsonArrayObjects(path, SHAPE), validateRecord), PET_IMPORT_CHUNK_SIZE), where: (n) => `entry ${n}` }
+  const file = await openRegularFile(path)
+  return { chunks: inChunks(checked(jsonArrayObjects(file, SHAPE), validateRecord), PET_IMPORT_CHUNK_SIZE), where: (n) => `entry ${n}` }
 }
 
 async function* checked(elements: AsyncIterable<JsonElement>, validateRecord: Validate): AsyncGenerator<PetImportRecord> {

@@ -1,18 +1,10 @@
-import type { Config } from '../config.js'
+import { maskUrl, type Config } from '../config.js'
 import { PostgresStorage } from './postgres/postgres.storage.js'
 import { SqliteStorage } from './sqlite/sqlite.storage.js'
 import type { Storage, StorageObserver } from './storage.js'
 
 /** The database named by DATABASE_URL cannot be opened or migrated; the message is one line for people. */
 export class StorageOpenError extends Error {}
-
-/** DATABASE_URL without its password, for messages. */
-function describe(databaseUrl: string): string {
-  if (databaseUrl.startsWith('sqlite:')) return databaseUrl
-  const url = new URL(databaseUrl)
-  url.password = ''
-  return url.toString()
-}
 
 /** Opens (and migrates) the storage named by the configuration's DATABASE_URL; `observer` hears how it works. */
 export async function openStorage(
@@ -35,7 +27,8 @@ export async function openStorage(
       observer,
     })
   } catch (error) {
-    const reason = error instanceof Error ? error.message || error.name : String(error)
-    throw new StorageOpenError(`Cannot open the database ${describe(databaseUrl)}: ${reason}`)
+    // A driver may quote the URL it was given: the reason is masked too.
+    const reason = maskUrl(error instanceof Error ? error.message || error.name : String(error))
+    throw new StorageOpenError(`Cannot open the database ${maskUrl(databaseUrl)}: ${reason}`)
   }
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { ConfigError, loadConfig } from '../../src/config.js'
+import { ConfigError, loadConfig, maskUrl } from '../../src/config.js'
 
 const badSettings: [string, string][] = [
   ['PORT', 'abc'],
@@ -103,6 +103,7 @@ describe('loadConfig', () => {
         shedEventLoopUtilization: 0,
         metricsPort: undefined,
         metricsHost: '127.0.0.1',
+        metricsToken: '',
         requireIfMatch: false,
         rateLimitPerKey: 6000,
         rateLimitPerAddress: 60,
@@ -179,11 +180,14 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy, '10.0.0.0/8, 127.0.0.1')
   })
 
-  test('When METRICS_PORT is set, then it is a port, and METRICS_HOST follows HOST unless set', () => {
+  test('When METRICS_PORT is set, then it is a port, and METRICS_HOST stays on loopback unless set, whatever HOST is', () => {
     assert.equal(loadConfig({ METRICS_PORT: '9464' }).metricsPort, 9464)
     assert.equal(loadConfig({ METRICS_PORT: ' ' }).metricsPort, undefined)
-    assert.equal(loadConfig({ HOST: '0.0.0.0' }).metricsHost, '0.0.0.0')
+    assert.equal(loadConfig({ HOST: '0.0.0.0' }).host, '0.0.0.0')
+    assert.equal(loadConfig({ HOST: '0.0.0.0' }).metricsHost, '127.0.0.1')
+    assert.equal(loadConfig({ HOST: '::', METRICS_PORT: '9464' }).metricsHost, '127.0.0.1')
     assert.equal(loadConfig({ HOST: '0.0.0.0', METRICS_HOST: '10.0.0.5' }).metricsHost, '10.0.0.5')
+    assert.equal(loadConfig({ METRICS_HOST: '0.0.0.0' }).metricsHost, '0.0.0.0')
   })
 
   test('When METRICS_PORT is PORT, then it is refused (the metrics never share the public listener), unless PORT is 0', () => {
@@ -217,4 +221,88 @@ describe('loadConfig', () => {
   test('When the configuration is loaded, then it is frozen', () => {
     assert.ok(Object.isFrozen(loadConfig({})))
   })
+})
+
+describe('maskUrl', () => {
+  const cases: [string, string, string][] = [
+    ['a PostgreSQL password', 'postgres://u:s3cret@h/db', 'postgres://u:***@h/db'],
+    ['a password holding / and @', 'postgresql://u:pa/ss@wo@rd@h:5432/db', 'postgresql://u:***@h:5432/db'],
+    ['a password holding ? # and :', 'postgres://u:a?b#c:d@h/db?sslmode=require', 'postgres://u:***@h/db?sslmode=require'],
+    ['a Redis password with an empty user', 'redis://:pw@h:6379', 'redis://:***@h:6379'],
+    ['a Redis lone userinfo (the password)', 'redis://pw@h:6379/0', 'redis://***@h:6379/0'],
+    ['a TLS Redis user and password', 'rediss://u:pw@h', 'rediss://u:***@h'],
+    ['a password= query parameter', 'postgres://h/db?user=u&password=s3cret&sslmode=require', 'postgres://h/db?user=u&password=***&sslmode=require'],
+    ['a password= first in the query', 'postgres://h/db?password=s3cret', 'postgres://h/db?password=***'],
+    ['an upper-case scheme', 'POSTGRES://u:s3cret@h/db', 'POSTGRES://u:***@h/db'],
+  ]
+  for (const [label, text, masked] of cases) {
+    test(`When a URL holds ${label}, then the password is replaced by ***`, () => {
+      assert.equal(maskUrl(text), masked)
+    })
+  }
+
+  test('When a URL has a user and no password, or no userinfo at all, then it is kept as it is', () => {
+    for (const text of ['postgres://u@h/db', 'postgres://h:5432/db', 'sqlite:./x.db', 'sqlite:/var/lib/petstore.db', 'redis://h:6379']) {
+      assert.equal(maskUrl(text), text)
+    }
+  })
+
+  test('When URLs stand inside a longer message, then each password is masked and the rest is kept', () => {
+    const text = 'Cannot open the database postgres://app:s3cret@db1/inv: connect to redis://:pw2@cache:6379 failed\n    at x (file:///srv/app/dist/src/cli.js:10:5)'
+    assert.equal(
+      maskUrl(text),
+      'Cannot open the database postgres://app:***@db1/inv: connect to redis://:***@cache:6379 failed\n    at x (file:///srv/app/dist/src/cli.js:10:5)',
+    )
+  })
+})
+
+describe('loadConfig: secrets never appear in its messages', () => {
+  test('When DATABASE_URL is invalid and holds a password, then the refusal names DATABASE_URL with the password masked', () => {
+    const { message } = refusal({ DATABASE_URL: 'mysql://u:topsecret@h/db' })
+    assert.match(message, /^DATABASE_URL="mysql:\/\/u:\*\*\*@h\/db" is invalid: expected /)
+    assert.ok(!message.includes('topsecret'), message)
+  })
+
+  test('When REDIS_URL is invalid and holds a password, then the refusal names REDIS_URL with the password masked', () => {
+    for (const value of ['redis://u:topsecret@h/ x', 'redis://:topsecret@h x', 'redis://topsecret@h x', 'http://u:topsecret@h:6379']) {
+      const { message } = refusal({ REDIS_URL: value })
+      assert.match(message, /^REDIS_URL="[^"]*\*\*\*@h[^"]*" is invalid: expected /)
+      assert.ok(!message.includes('topsecret'), message)
+    }
+  })
+
+  test('When METRICS_TOKEN is invalid, then the refusal names METRICS_TOKEN without any of its text', () => {
+    for (const value of ['tooShort-s3cret', 'has a space inside it 0123456789', `${'x'.repeat(16)}é`, 'y'.repeat(257)]) {
+      const { message } = refusal({ METRICS_TOKEN: value })
+      assert.match(message, /^METRICS_TOKEN="\*\*\*" is invalid: expected /)
+      assert.ok(!message.includes(value.slice(0, 8)), message)
+    }
+  })
+
+  test('When METRICS_TOKEN is 16 to 256 visible ASCII characters, then it is taken; unset, it is empty', () => {
+    assert.equal(loadConfig({ METRICS_TOKEN: 'A'.repeat(16) }).metricsToken, 'A'.repeat(16))
+    assert.equal(loadConfig({ METRICS_TOKEN: '~!'.repeat(128) }).metricsToken, '~!'.repeat(128))
+    assert.equal(loadConfig({ METRICS_TOKEN: ' ' }).metricsToken, '')
+    assert.equal(loadConfig({}).metricsToken, '')
+  })
+
+  test('When a bad secret stands beside other bad variables, then each is named and only the secrets are hidden', () => {
+    const { message } = refusal({ PORT: 'abc', DATABASE_URL: 'mysql://u:topsecret@h/db', METRICS_TOKEN: 'short' })
+    assert.deepEqual(
+      message.split('\n').map((line) => line.split('=')[0]),
+      ['PORT', 'DATABASE_URL', 'METRICS_TOKEN'],
+    )
+    assert.match(message, /^PORT="abc" is invalid/m)
+    assert.match(message, /^DATABASE_URL="mysql:\/\/u:\*\*\*@h\/db" is invalid/m)
+    assert.match(message, /^METRICS_TOKEN="\*\*\*" is invalid/m)
+    assert.ok(!message.includes('topsecret') && !message.includes('"short"'), message)
+  })
+
+  test(
+    'When an invalid URL\'s password holds white space, then no part of it is shown',
+    () => {
+      const { message } = refusal({ REDIS_URL: 'redis://u:top secret@h' })
+      assert.ok(!message.includes('top') && !message.includes('secret'), message)
+    },
+  )
 })

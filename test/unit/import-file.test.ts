@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { closeSync, constants, mkdirSync, mkdtempSync, openSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { after, describe, test } from 'node:test'
 import fc from 'fast-check'
 import { InvalidInputError } from '../../src/errors.js'
+import { IMPORT_RECORD_LIMIT } from '../../src/import/import-source.js'
 import { IMPORT_CHUNK_SIZE, openInventoryFile } from '../../src/inventory/import-file.js'
 import { MAX_QUANTITY, PET_STATUSES, type InventoryItem } from '../../src/domain.js'
 import { InventoryRecordSchema, PetStatusSchema } from '../../src/inventory/inventory.schema.js'
@@ -217,4 +219,165 @@ describe('readInventoryFile: round trip', () => {
       { numRuns: 300 },
     )
   })
+})
+
+/** Resolves with `promise`'s value, or rejects naming `what` after `ms`: a read that never ends fails the test instead of hanging it. */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: still reading after ${ms} ms`)), ms)
+  })
+  try {
+    return await Promise.race([promise, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** C0 and C1 control characters, DEL included: none may reach a terminal through an error message. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+
+describe('openInventoryFile: only regular files are read', () => {
+  for (const extension of ['.csv', '.json']) {
+    test(`When x${extension} is a symlink to /dev/zero, then it is refused at once as a device`, async () => {
+      const path = join(dir, `zero-${files++}`, `x${extension}`)
+      mkdirSync(join(path, '..'))
+      symlinkSync('/dev/zero', path)
+      await rejectsNaming(within(readInventoryFile(path), 5000, path), /^Cannot read .*x\.(csv|json): it is a device; import reads regular files only$/)
+    })
+
+    test(`When x${extension} is a FIFO, then it is refused without waiting for a writer`, async () => {
+      const path = join(dir, `fifo-${files++}${extension}`)
+      execFileSync('mkfifo', [path])
+      try {
+        await rejectsNaming(within(readInventoryFile(path), 5000, path), /^Cannot read .*: it is a FIFO; import reads regular files only$/)
+      } finally {
+        // A reader stuck opening the FIFO (the failure this guards against) is let go, so the run ends.
+        try {
+          closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK))
+        } catch {
+          // ENXIO: no reader is waiting, as it should be.
+        }
+      }
+    })
+
+    test(`When d${extension} is a directory, then it is refused as one`, async () => {
+      const path = join(dir, `dir-${files++}`, `d${extension}`)
+      mkdirSync(path, { recursive: true })
+      await rejectsNaming(readInventoryFile(path), /^Cannot read .*d\.(csv|json): it is a directory; import reads regular files only$/)
+    })
+
+    test(`When x${extension} does not exist, then it is refused as no such file`, async () => {
+      await rejectsNaming(readInventoryFile(join(dir, `missing${extension}`)), /^Cannot read .*missing\.(csv|json): no such file$/)
+    })
+  }
+})
+
+describe('openInventoryFile: a record past IMPORT_RECORD_LIMIT is refused', () => {
+  const good = '{"petId":1,"quantity":1,"status":"sold"}'
+  const huge = 'x'.repeat(200_000)
+  const jsonCases: [string, string][] = [
+    ['a string of 200,000 characters', `{"petId":2,"quantity":1,"status":"${huge}"}`],
+    ['a key of 200,000 characters', `{"petId":2,"quantity":1,"status":"sold","${huge}":1}`],
+    ['a number of 200,000 digits', `{"petId":2${'0'.repeat(200_000)},"quantity":1,"status":"sold"}`],
+    ['an array of 40,000 small numbers', `{"petId":2,"quantity":1,"status":"sold","tags":[${Array.from({ length: 40_000 }, () => '1').join(',')}]}`],
+  ]
+  for (const [label, entry] of jsonCases) {
+    test(`When a JSON entry holds ${label}, then it is refused naming the entry and the limit`, async () => {
+      assert.equal(IMPORT_RECORD_LIMIT, 65536)
+      await rejectsNaming(read('.json', `[${good},\n${entry},${good}]`), /^entry 2: larger than the limit of 65536 characters\b/)
+    })
+  }
+
+  for (const [label, field] of [['an unquoted', huge], ['a quoted', `"${huge}"`]] as const) {
+    test(`When a CSV line holds ${label} field of 200,000 characters, then it is refused naming the line and the limit`, async () => {
+      await rejectsNaming(read('.csv', `petId,quantity,status\n1,1,sold\n2,1,${field}\n3,1,sold\n`), /^Not valid CSV: line 3: the record is larger than the limit of 65536 characters$/)
+    })
+  }
+
+  test('When a JSON entry is just under the limit, then it reaches the validator; just over, it is refused for its size', async () => {
+    const entry = (length: number) => `{"petId":2,"quantity":1,"status":"${'x'.repeat(length)}"}`
+    const under = read('.json', `[${good},${entry(IMPORT_RECORD_LIMIT - 200)}]`)
+    await rejectsNaming(under, /^entry 2 \(petId 2\): record\.status must be one of: available, pending, sold$/)
+    await rejectsNaming(read('.json', `[${good},${entry(IMPORT_RECORD_LIMIT + 1)}]`), /^entry 2: larger than the limit of 65536\b/)
+  })
+
+  test('When a CSV record is just under the limit, then it reaches the validator; just over, it is refused for its size', async () => {
+    const file = (length: number) => `petId,quantity,status\n1,1,sold\n2,1,${'x'.repeat(length)}\n`
+    await rejectsNaming(read('.csv', file(IMPORT_RECORD_LIMIT - 200)), /^line 3 \(petId 2\): record\.status must be one of: available, pending, sold$/)
+    await rejectsNaming(read('.csv', file(IMPORT_RECORD_LIMIT + 1)), /^Not valid CSV: line 3: the record is larger than the limit of 65536\b/)
+  })
+
+  test('When several CSV records of half the limit each follow one another, then every one is read (the count starts again at each record)', async () => {
+    // Trailing blanks count towards a record's size, and are trimmed before validation.
+    const status = 'available'.padEnd(IMPORT_RECORD_LIMIT / 2, ' ')
+    const csv = `petId,quantity,status\n${Array.from({ length: 5 }, (_, i) => `${i + 1},1,${status}`).join('\n')}\n`
+    assert.deepEqual((await read('.csv', csv)).map((i) => i.petId), [1n, 2n, 3n, 4n, 5n])
+  })
+})
+
+describe('openInventoryFile: messages never carry the file\'s control bytes', () => {
+  const header = 'petId,quantity,status\n'
+  const csvCases: [string, string, RegExp][] = [
+    ['text after a closing quote', '1,1,"sold"\u001b]0;pwned\u0007x', /a quoted field goes on after its closing quote/],
+    ['a quote inside a field', '1,1,so"ld\u001b[31mpwned\u0007', /a quote opens in the middle of a field/],
+    ['a quote never closed', '1,1,"sold\u001b[2Jpwned\u0007', /a quoted field is never closed/],
+  ]
+  for (const [label, row, problem] of csvCases) {
+    test(`When bad CSV quoting (${label}) holds ESC and BEL bytes, then the error describes it without quoting any of them`, async () => {
+      await assert.rejects(read('.csv', `${header}${row}\n`), (error: unknown) => {
+        assert.ok(error instanceof InvalidInputError, String(error))
+        assert.match(error.message, /^Not valid CSV: line 2: /)
+        assert.match(error.message, problem)
+        assert.doesNotMatch(error.message, CONTROL)
+        for (const raw of ['pwned', ']0;', '[31m', '[2J']) assert.ok(!error.message.includes(raw), error.message)
+        return true
+      })
+    })
+  }
+
+  test('When a wrong CSV header holds control bytes and 500 characters, then the message is short, escaped and free of control characters', async () => {
+    const head = `petId,quantity,\u001b]0;pwned\u0007\u009b31m${'y'.repeat(500)}`
+    await assert.rejects(read('.csv', `${head}\n1,1,sold\n`), (error: unknown) => {
+      assert.ok(error instanceof InvalidInputError, String(error))
+      assert.match(error.message, /^line 1: the header must be petId,quantity,status \(got "petId,quantity,\\u001b\]0;pwned\\u0007\\u009b31my+…"\)$/)
+      assert.doesNotMatch(error.message, CONTROL)
+      assert.ok(error.message.length < 200, `${error.message.length} characters`)
+      return true
+    })
+  })
+
+  test('When a JSON entry repeats a key of control bytes and 500 characters, then the message quotes it short and escaped', async () => {
+    const key = `\\u001b]0;pwned\\u0007\\u009b${'k'.repeat(500)}`
+    await assert.rejects(read('.json', `[{"petId":1,"${key}":1,"${key}":2}]`), (error: unknown) => {
+      assert.ok(error instanceof InvalidInputError, String(error))
+      assert.match(error.message, /^Not valid JSON: entry 1 repeats the key "\\u001b\]0;pwned\\u0007\\u009bk+…"$/)
+      assert.doesNotMatch(error.message, CONTROL)
+      assert.ok(error.message.length < 150, `${error.message.length} characters`)
+      return true
+    })
+  })
+
+  test('When JSON is broken by control bytes, then the parser\'s message quotes none of them', async () => {
+    await assert.rejects(read('.json', '[{"petId":1\u001b]0;pwned\u0007}]'), (error: unknown) => {
+      assert.ok(error instanceof InvalidInputError, String(error))
+      assert.match(error.message, /^Not valid JSON: /)
+      assert.doesNotMatch(error.message, CONTROL)
+      assert.ok(!error.message.includes('pwned'), error.message)
+      return true
+    })
+  })
+
+  test(
+    'When a JSON entry has an unknown field named with control bytes, then the message quotes it escaped',
+    async () => {
+      await assert.rejects(read('.json', `[{"petId":1,"quantity":1,"status":"sold","\\u001b]0;pwned\\u0007${'k'.repeat(500)}":1}]`), (error: unknown) => {
+        assert.ok(error instanceof InvalidInputError, String(error))
+        assert.match(error.message, /^entry 1 \(petId 1\): record has unknown field /)
+        assert.doesNotMatch(error.message, CONTROL)
+        assert.ok(error.message.length < 200, `${error.message.length} characters`)
+        return true
+      })
+    },
+  )
 })

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import type { Pet } from '../../src/domain.js'
+import { PET_LIMITS, type Pet } from '../../src/domain.js'
 import { InvalidInputError } from '../../src/errors.js'
+import { IMPORT_RECORD_LIMIT } from '../../src/import/import-source.js'
 import { INT64_MAX, INT64_MIN } from '../../src/int64.js'
 import { PetStatusSchema } from '../../src/inventory/inventory.schema.js'
 import { PET_IMPORT_CHUNK_SIZE, openPetsFile } from '../../src/pets/import-pets.js'
@@ -84,7 +85,7 @@ describe('openPetsFile: invalid records name their entry and field', () => {
     ['no photoUrls', '{"id":2,"name":"a"}', /photoUrls/],
     ['a photo URL that is not a string', '{"id":2,"name":"a","photoUrls":[1]}', /pet\.photoUrls\.0/],
     ['a photo URL too long', `{"id":2,"name":"a","photoUrls":["${'u'.repeat(2049)}"]}`, /pet\.photoUrls\.0.*2048/],
-    ['a tag with an unknown field', '{"id":2,"name":"a","photoUrls":[],"tags":[{"id":1,"name":"t","x":1}]}', /pet\.tags\.0 has unknown field 'x'/],
+    ['a tag with an unknown field', '{"id":2,"name":"a","photoUrls":[],"tags":[{"id":1,"name":"t","x":1}]}', /pet\.tags\.0 has unknown field "x"/],
     ['a null status', '{"id":2,"name":"a","photoUrls":[],"status":null}', /status/],
     ['a number', '5', /must be an object/],
   ]
@@ -97,7 +98,64 @@ describe('openPetsFile: invalid records name their entry and field', () => {
   test('When the file is not an array of pets, then InvalidInputError says why', async () => {
     await rejectsNaming(good, /must be an array of \{id, name/)
     await rejectsNaming('[{"id":1,', /Not valid JSON/)
-    await rejectsNaming('[{"id":1,"name":"a","name":"b","photoUrls":[]}]', /repeats the key 'name'/)
+    await rejectsNaming('[{"id":1,"name":"a","name":"b","photoUrls":[]}]', /repeats the key "name"/)
     await assert.rejects(read('[]', '.csv'), /Unsupported file type '\.csv'/)
+  })
+})
+
+describe('openPetsFile: only regular files, and records within the limit', () => {
+  test('When the pets .json is a symlink to /dev/zero, then it is refused at once as a device', async () => {
+    const path = join(dir, 'zero', 'pets.json')
+    mkdirSync(join(path, '..'))
+    symlinkSync('/dev/zero', path)
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('still reading /dev/zero after 5000 ms')), 5000)
+    })
+    const reading = (async () => {
+      for await (const _ of (await openPetsFile(path, validate)).chunks);
+    })()
+    try {
+      await assert.rejects(Promise.race([reading, timeout]), (error: unknown) => {
+        assert.ok(error instanceof InvalidInputError, `an InvalidInputError, got ${String(error)}`)
+        assert.match(error.message, /^Cannot read .*pets\.json: it is a device; import reads regular files only$/)
+        return true
+      })
+    } finally {
+      clearTimeout(timer)
+    }
+  })
+
+  const good = '{"id":1,"name":"a","photoUrls":[]}'
+  const cases: [string, string][] = [
+    ['a name of 200,000 characters', `{"id":2,"name":"${'n'.repeat(200_000)}","photoUrls":[]}`],
+    ['50 photo URLs of 2,000 characters', `{"id":2,"name":"a","photoUrls":[${Array.from({ length: 50 }, () => `"${'u'.repeat(2000)}"`).join(',')}]}`],
+    ['tags nested 40,000 deep', `{"id":2,"name":"a","photoUrls":[],"tags":${'['.repeat(40_000)}${']'.repeat(40_000)}}`],
+  ]
+  for (const [label, entry] of cases) {
+    test(`When a pet holds ${label}, then it is refused naming the entry and the limit`, async () => {
+      assert.equal(IMPORT_RECORD_LIMIT, 65536)
+      await rejectsNaming(`[${good},\n${entry},${good}]`, /^entry 2: larger than the limit of 65536 characters\b/)
+    })
+  }
+
+  test('When a pet is at every limit of its fields, then it is read whole: the record limit refuses no valid pet', async () => {
+    const longName = (c: string) => c.repeat(PET_LIMITS.nameLength)
+    const pet = {
+      id: '9223372036854775807',
+      name: longName('n'),
+      category: { id: '-9223372036854775808', name: longName('c') },
+      photoUrls: Array.from({ length: PET_LIMITS.photoUrls }, (_, i) => `${i}`.padEnd(PET_LIMITS.photoUrlLength, 'u')),
+      tags: Array.from({ length: PET_LIMITS.tags }, (_, i) => ({ id: `-922337203685477580${i % 9}`, name: longName('t') })),
+      status: 'available',
+    }
+    // Ids as bare digits, as a real file holds them.
+    const text = JSON.stringify(pet).replace(/"(-?\d{10,})"/g, '$1')
+    assert.ok(text.length > IMPORT_RECORD_LIMIT * 0.7, `${text.length} characters: near the limit`)
+    const { pets } = await read(`[${text}]`)
+    assert.equal(pets.length, 1)
+    assert.equal(pets[0]!.id, INT64_MAX)
+    assert.equal(pets[0]!.photoUrls.length, PET_LIMITS.photoUrls)
+    assert.equal(pets[0]!.tags.length, PET_LIMITS.tags)
   })
 })

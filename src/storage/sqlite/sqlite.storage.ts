@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import { mkdirSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { UnavailableError } from '../../errors.js'
 import type { ChangeReason, DeprecatedCalls, InventoryChange, InventoryItem, Order, OrderStatus, Pet, PetStatus } from '../../domain.js'
@@ -86,7 +86,17 @@ export interface SqliteOptions {
 }
 
 export function openSqliteDatabase(path: string, options: SqliteOptions = {}): Database.Database {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  if (path !== ':memory:') {
+    // The file holds key hashes, orders and the ledger: owner only. SQLite gives its -wal and -shm
+    // the database file's mode, so creating the file first, 0600, covers all three; a file or folder
+    // that already exists keeps the mode its operator gave it.
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+    try {
+      closeSync(openSync(path, 'wx', 0o600))
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    }
+  }
   const db = new Database(path)
   db.pragma(`busy_timeout = ${options.migrationTimeoutMs ?? 600_000}`)
   db.pragma('journal_mode = WAL')

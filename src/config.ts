@@ -105,7 +105,7 @@ interface Variable {
   default: (config: Partial<Config>) => string | undefined
 }
 
-/** Every variable the service reads, in one table (the README's configuration table mirrors it). */
+/** Every variable the service reads, in one table (docs/operations.md's configuration table mirrors it). */
 const VARIABLES: Record<string, Variable> = {
   PORT: {
     key: 'port',
@@ -406,7 +406,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   return Object.freeze(config as Config)
 }
 
-/** The table for the README and `petstore --help`. */
+/** The table for docs/operations.md and `petstore --help`. */
 export function describeVariables(): { name: string; allowed: string }[] {
   return Object.entries(VARIABLES).map(([name, v]) => ({ name, allowed: v.allowed }))
 }

@@ -3,7 +3,7 @@
 // drift from what the service and the CLI do, and its commands keep working after a build.
 //
 // Which block: the first ```sh (or bash, shell, console, or untagged) block in README.md that
-// contains both `curl ` and `TOKEN=`, the same rule as ../shared/tools/fresh-clone-check.
+// contains both `curl ` and `TOKEN=` (the rule a newcomer's check of a fresh clone uses too).
 // `127.0.0.1:8080` and `localhost:8080` become the test server's address.
 //
 // How the block splits into steps (the README says "comment lines right after a command show its
@@ -90,8 +90,8 @@ function parseSteps(session: string): Step[] {
 
 /** Whether `actual` is what `expected` shows, `…` matching any text. */
 function matchesExpected(actual: string, expected: string[]): boolean {
-  const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-  const pattern = expected.join('\n').split('…').map(escape).join('[\\s\\S]*')
+  const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  const pattern = expected.join('\n').split('…').map(escaped).join('[\\s\\S]*')
   return new RegExp(`^${pattern}$`).test(actual.replace(/\n$/, ''))
 }
 
@@ -178,9 +178,9 @@ describe("The README's curl session", () => {
     if (SESSION === undefined) return // the test above fails
     assert.equal(run.code, 0, `the session exited ${run.code} at ${stoppedAt()}`)
     assert.equal(run.results.length, STEPS.length, `not every step ran:\n${run.stdout}\n${run.stderr}`)
-    run.results.forEach((result, i) =>
-      assert.ok(!/unauthorized/.test(result.stdout + result.stderr), `a call was refused: ${report(i)}`),
-    )
+    for (const [i, result] of run.results.entries()) {
+      assert.ok(!/unauthorized/.test(result.stdout + result.stderr), `a call was refused: ${report(i)}`)
+    }
   })
 
   STEPS.forEach((step, i) => {

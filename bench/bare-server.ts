@@ -8,7 +8,7 @@ const PATCH_PATH = /^\/v1\/inventory\/(\d+)$/
 
 function send(res: ServerResponse, status: number, body: string | Buffer, location?: string): void {
   const headers: Record<string, string | number> = { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body) }
-  if (location !== undefined) headers['location'] = location
+  if (location !== undefined) headers.location = location
   res.writeHead(status, headers)
   res.end(body)
 }

@@ -13,12 +13,12 @@ function required(name: string): string {
 }
 
 export const port = Number(required('PORT'))
-export const host = process.env['HOST'] ?? '127.0.0.1'
+export const host = process.env.HOST ?? '127.0.0.1'
 export const expectedAuth = `Bearer ${required('BARE_TOKEN')}`
 const items = (JSON.parse(readFileSync(required('BARE_INVENTORY'), 'utf8')) as Item[])
   .map(({ petId, quantity, status }) => ({ petId, quantity, status }))
   .sort((a, b) => a.petId - b.petId)
-const bodyFile = process.env['BARE_BODY']
+const bodyFile = process.env.BARE_BODY
 /** What GET /v1/inventory answers. */
 export const listBody: Buffer = bodyFile ? readFileSync(bodyFile) : Buffer.from(JSON.stringify(items))
 /** What PATCH /v1/inventory/{petId} updates and POST /v1/store/orders takes stock from. */

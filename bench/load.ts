@@ -92,8 +92,8 @@ export function runLoad(spec: LoadSpec, seconds: number): Promise<Measured> {
   const env = { ...process.env }
   if (spec.rotation) {
     args.push('-s', SCRIPTS[spec.rotation.script])
-    env['BENCH_FIRST_PET'] = String(spec.rotation.firstPetId)
-    env['BENCH_PET_COUNT'] = String(spec.rotation.petCount)
+    env.BENCH_FIRST_PET = String(spec.rotation.firstPetId)
+    env.BENCH_PET_COUNT = String(spec.rotation.petCount)
   }
   args.push(spec.url)
   return new Promise((resolve, reject) => {

@@ -258,9 +258,9 @@ function textTable(table: readonly string[][]): string {
 function mdTable(table: readonly string[][]): string[] {
   const [head, ...body] = table
   return [
-    '| ' + (head ?? []).join(' | ') + ' |',
-    '|' + (head ?? []).map(() => '---').join('|') + '|',
-    ...body.map((r) => '| ' + r.join(' | ') + ' |'),
+    `| ${(head ?? []).join(' | ')} |`,
+    `|${(head ?? []).map(() => '---').join('|')}|`,
+    ...body.map((r) => `| ${r.join(' | ')} |`),
   ]
 }
 

@@ -42,13 +42,13 @@ const SCENARIOS = ALL_SCENARIOS.filter((s) => SCENARIO_IDS === undefined || SCEN
 const CEILINGS: readonly Ceiling[] = ['fastify', 'bare']
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-const CLI = process.env['BENCH_CLI'] ? resolve(process.env['BENCH_CLI']) : join(ROOT, 'dist/src/cli.js')
+const CLI = process.env.BENCH_CLI ? resolve(process.env.BENCH_CLI) : join(ROOT, 'dist/src/cli.js')
 /**
  * An earlier build of the service (its dist/src/cli.js), measured in the same run as `baseline/<backend>`
  * on the scenarios it serves: a before/after comparison that the machine's drift between runs cannot blur.
  */
-const BASELINE = process.env['BENCH_BASELINE'] ? resolve(process.env['BENCH_BASELINE']) : undefined
-const BASELINE_LABEL = process.env['BENCH_BASELINE_LABEL'] ?? BASELINE
+const BASELINE = process.env.BENCH_BASELINE ? resolve(process.env.BENCH_BASELINE) : undefined
+const BASELINE_LABEL = process.env.BENCH_BASELINE_LABEL ?? BASELINE
 const RESULTS = join(ROOT, 'bench/RESULTS.md')
 
 const log = (msg: string): void => { console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`) }

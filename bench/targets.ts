@@ -54,7 +54,7 @@ export async function makeDataset(dir: string, size: number, withCsv = false, st
   const dataset: Dataset = { items, file, expectedBody: Buffer.from(json) }
   if (withCsv) {
     dataset.csvFile = `${base}.csv`
-    await writeFile(dataset.csvFile, 'petId,quantity,status\n' + items.map((i) => `${i.petId},${i.quantity},${i.status}\n`).join(''))
+    await writeFile(dataset.csvFile, `petId,quantity,status\n${items.map((i) => `${i.petId},${i.quantity},${i.status}\n`).join('')}`)
   }
   return dataset
 }
@@ -98,8 +98,8 @@ export async function startCeiling(kind: Ceiling, dataset: Dataset, dir: string,
   const token = randomBytes(24).toString('base64url')
   const env: NodeJS.ProcessEnv = { ...process.env, HOST, BARE_TOKEN: token, BARE_INVENTORY: dataset.file }
   if (body !== undefined) {
-    env['BARE_BODY'] = join(dir, `body-${dataset.items.length}.json`)
-    await writeFile(env['BARE_BODY'], body)
+    env.BARE_BODY = join(dir, `body-${dataset.items.length}.json`)
+    await writeFile(env.BARE_BODY, body)
   }
   const port = await freePort()
   const server = await startServer(kind, CEILING_SCRIPTS[kind], [], { ...env, PORT: String(port) }, port, READY_PATH)
@@ -195,7 +195,7 @@ export async function checkOrder(running: Running, dataset: Dataset, durable: bo
   if (!isDeepStrictEqual(Object.keys(order), ORDER_KEYS)) throw fail(`expected the keys ${ORDER_KEYS.join(', ')}`)
   const { id, placedAt, updatedAt } = order
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) throw fail('id is not a positive integer')
-  if (order['petId'] !== pet.petId || order['quantity'] !== quantity || order['status'] !== 'placed') {
+  if (order.petId !== pet.petId || order.quantity !== quantity || order.status !== 'placed') {
     throw fail(`expected petId ${pet.petId}, quantity ${quantity}, status "placed"`)
   }
   for (const at of [placedAt, updatedAt]) {
@@ -215,10 +215,10 @@ export async function checkOrder(running: Running, dataset: Dataset, durable: bo
   if (entry.quantity !== left) throw new Error(`${label}: after the order, pet ${pet.petId} holds ${String(entry.quantity)}, expected ${pet.quantity} - ${quantity} = ${left}`)
   const changes = await getJson(running, `/v1/inventory/changes?petId=${pet.petId}`)
   const row = Array.isArray(changes)
-    ? (changes as Array<Record<string, unknown>>).find((c) => c['reason'] === 'order' && c['orderId'] === id)
+    ? (changes as Array<Record<string, unknown>>).find((c) => c.reason === 'order' && c.orderId === id)
     : undefined
   if (row === undefined) throw new Error(`${label}: GET /v1/inventory/changes?petId=${pet.petId} has no row with reason "order" and orderId ${id}: ${JSON.stringify(changes).slice(0, 300)}`)
-  if (row['previousQuantity'] !== pet.quantity || row['quantity'] !== left) {
-    throw new Error(`${label}: the ledger row of order ${id} says ${String(row['previousQuantity'])} -> ${String(row['quantity'])}, expected ${pet.quantity} -> ${left}`)
+  if (row.previousQuantity !== pet.quantity || row.quantity !== left) {
+    throw new Error(`${label}: the ledger row of order ${id} says ${String(row.previousQuantity)} -> ${String(row.quantity)}, expected ${pet.quantity} -> ${left}`)
   }
 }

@@ -15,7 +15,7 @@ try {
   const app = await buildApp(loadConfig({}), { storage, logger: false })
   try {
     await app.ready()
-    writeFileSync(OUTPUT, JSON.stringify(app.swagger(), null, 2) + '\n')
+    writeFileSync(OUTPUT, `${JSON.stringify(app.swagger(), null, 2)}\n`)
     process.stderr.write(`Wrote ${OUTPUT}\n`)
   } finally {
     await app.close()

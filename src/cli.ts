@@ -61,9 +61,9 @@ async function keys(args: string[]) {
     } else if (sub === 'list' && !target) {
       const rows = await service.list()
       process.stdout.write(
-        ['ID\tNAME\tCREATED\tLAST USED\tREVOKED']
+        `${['ID\tNAME\tCREATED\tLAST USED\tREVOKED']
           .concat(rows.map((k) => [k.id, k.name, k.createdAt, k.lastUsedAt ?? '-', k.revokedAt ?? '-'].join('\t')))
-          .join('\n') + '\n',
+          .join('\n')}\n`,
       )
     } else if (sub === 'revoke' && target) {
       const key = await service.revoke(target)
@@ -100,9 +100,9 @@ async function deprecations(args: string[]) {
     return
   }
   process.stdout.write(
-    ['KEY\tNAME\tCALLS\tFIRST CALL\tLAST CALL']
+    `${['KEY\tNAME\tCALLS\tFIRST CALL\tLAST CALL']
       .concat(rows.map((r) => [r.keyId, r.name, r.calls, r.firstCall, r.lastCall].join('\t')))
-      .join('\n') + '\n',
+      .join('\n')}\n`,
   )
 }
 
@@ -127,9 +127,9 @@ async function history(args: string[]) {
   }
   const cell = (value: unknown) => (value === null ? '-' : String(value))
   process.stdout.write(
-    ['SEQ\tAT\tREASON\tFROM\tTO\tORDER\tKEY\tREQUEST']
+    `${['SEQ\tAT\tREASON\tFROM\tTO\tORDER\tKEY\tREQUEST']
       .concat(changes.map((c) => [c.seq, c.at, c.reason, c.previousQuantity, c.quantity, c.orderId, c.keyId, c.requestId].map(cell).join('\t')))
-      .join('\n') + '\n',
+      .join('\n')}\n`,
   )
 }
 

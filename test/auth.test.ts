@@ -13,7 +13,7 @@ for (const backend of BACKENDS) {
       assert.equal(result.code, 0, result.stderr)
     })
 
-    const unknownKey = 'psk_' + 'A'.repeat(43)
+    const unknownKey = `psk_${'A'.repeat(43)}`
     // RFC 6750 §3.1: no key, the bare challenge; a key that was sent but is not valid, error="invalid_token".
     const NO_KEY = 'Bearer realm="petstore"'
     const INVALID = 'Bearer realm="petstore", error="invalid_token"'
@@ -24,8 +24,8 @@ for (const backend of BACKENDS) {
       ['a bearer scheme with no token', { authorization: 'Bearer' }, INVALID],
       ['a bearer scheme with a blank token', { authorization: 'Bearer    ' }, INVALID],
       ['a malformed token', { authorization: 'Bearer not-a-key' }, INVALID],
-      ['a token with a wrong prefix', { authorization: 'Bearer xyz_' + 'A'.repeat(43) }, INVALID],
-      ['a token one character short', { authorization: 'Bearer ' + unknownKey.slice(0, -1) }, INVALID],
+      ['a token with a wrong prefix', { authorization: `Bearer xyz_${'A'.repeat(43)}` }, INVALID],
+      ['a token one character short', { authorization: `Bearer ${unknownKey.slice(0, -1)}` }, INVALID],
       ['two tokens', { authorization: `Bearer ${unknownKey} ${unknownKey}` }, INVALID],
       ['an unknown well-formed key', { authorization: `Bearer ${unknownKey}` }, INVALID],
     ]

@@ -16,10 +16,11 @@ for (const backend of BACKENDS) {
     test('When many PATCHes to distinct pets arrive at once, then every one lands', async () => {
       const results = await Promise.all(Array.from({ length: PETS }, (_, i) => patch(i + 1, 1000 + i)))
       assert.ok(results.every((r) => r.status === 200))
-      results.forEach((r, i) => assert.equal(r.body.quantity, 1000 + i))
+      assert.equal(results.length, PETS)
+      for (const [i, r] of results.entries()) assert.equal(r.body.quantity, 1000 + i)
       const list = (await suite.server.request('GET', '/v1/inventory', { token: suite.token })).body
       assert.equal(list.length, PETS)
-      list.forEach((item: { petId: bigint; quantity: number }) => assert.equal(item.quantity, 1000 + Number(item.petId) - 1))
+      for (const item of list as { petId: bigint; quantity: number }[]) assert.equal(item.quantity, 1000 + Number(item.petId) - 1)
     })
 
     test('When many PATCHes to one pet arrive at once, then each is answered with its own write and the stored value is one of them', async () => {

@@ -68,7 +68,7 @@ for (const backend of BACKENDS) {
       assert.equal(table.code, 0, table.stderr)
       assert.equal(
         table.stdout,
-        ['KEY\tNAME\tCALLS\tFIRST CALL\tLAST CALL', ...rows.map((r) => [r.keyId, r.name, r.calls, r.firstCall, r.lastCall].join('\t'))].join('\n') + '\n',
+        `${['KEY\tNAME\tCALLS\tFIRST CALL\tLAST CALL', ...rows.map((r) => [r.keyId, r.name, r.calls, r.firstCall, r.lastCall].join('\t'))].join('\n')}\n`,
       )
       const ids = (await runCli(['keys', 'list'], a.env)).stdout
       for (const row of rows) assert.match(ids, new RegExp(`^${row.keyId}\t${row.name}\t`, 'm'), 'KEY is the id keys list shows')

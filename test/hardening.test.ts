@@ -172,7 +172,7 @@ describe('what the service writes down and sends (sqlite)', () => {
   const suite = useSuite(sqlite, { seed: [{ petId: 1, quantity: 5, status: 'available' }] })
 
   test('When a key is sent in the query string, then the request log has the route and the path, and no query value', async () => {
-    const secret = 'psk_' + 'Q'.repeat(43)
+    const secret = `psk_${'Q'.repeat(43)}`
     const res = await suite.server.request('GET', `/v1/inventory/1?access_token=${secret}`, { token: suite.token, headers: { 'x-request-id': 'query-secret' } })
     assert.equal(res.status, 400)
     const line = await suite.server.waitForLog((l) => l.reqId === 'query-secret' && l.msg === 'request')

@@ -9,7 +9,7 @@ const HEADER = 'SEQ\tAT\tREASON\tFROM\tTO\tORDER\tKEY\tREQUEST'
 
 const line = (c: InventoryChange) =>
   [c.seq, c.at, c.reason, c.previousQuantity ?? '-', c.quantity, c.orderId ?? '-', c.keyId ?? '-', c.requestId ?? '-'].join('\t')
-const table = (rows: InventoryChange[]) => [HEADER, ...rows.map(line)].join('\n') + '\n'
+const table = (rows: InventoryChange[]) => `${[HEADER, ...rows.map(line)].join('\n')}\n`
 
 for (const backend of BACKENDS) {
   describe(`petstore history beside a running server (${backend.name})`, () => {

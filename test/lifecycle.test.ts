@@ -44,7 +44,7 @@ for (const backend of BACKENDS) {
       const server = await start(db.url, { LOG_LEVEL: 'trace' })
       const firstKey = tokensIn(await server.waitForStderr(TOKEN))[0]!
       const created = await createKey(server, 'logger')
-      const unknown = 'psk_' + randomBytes(32).toString('base64url')
+      const unknown = `psk_${randomBytes(32).toString('base64url')}`
       const secrets = [firstKey, created, unknown]
       const headers = [
         `Bearer ${firstKey}`,

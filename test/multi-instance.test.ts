@@ -65,9 +65,8 @@ for (const backend of BACKENDS) {
       assert.ok(results.every((r) => r.status === 200), results.map((r) => r.status).join(','))
       for (const server of [a, b]) {
         const list = (await server.request('GET', '/v1/inventory', { token })).body
-        list.forEach((item: { petId: bigint; quantity: number }) =>
-          assert.equal(item.quantity, 10_000 + Number(item.petId) - 1),
-        )
+        assert.equal(list.length, PETS)
+        for (const item of list as { petId: bigint; quantity: number }[]) assert.equal(item.quantity, 10_000 + Number(item.petId) - 1)
       }
     })
   })
@@ -143,7 +142,8 @@ for (const backend of BACKENDS) {
       assert.ok(results.every((r) => r.status === 200))
       for (let i = 0; i < 20; i++) {
         const list = (await server.request('GET', '/v1/inventory', { token })).body
-        list.forEach((item: { petId: bigint; quantity: number }) => assert.equal(item.quantity, Number(item.petId)))
+        assert.equal(list.length, PETS)
+        for (const item of list as { petId: bigint; quantity: number }[]) assert.equal(item.quantity, Number(item.petId))
       }
       const pids = () => new Set(server.logs().filter((l) => l.msg === 'request').map((l) => l.pid))
       await server.waitForLog(() => pids().size === 2).catch(() => {})

@@ -52,7 +52,6 @@ for (const backend of BACKENDS) {
       suite.server.request('POST', '/v1/store/orders', { token: suite.token, rawBody, headers: { 'content-type': 'application/json', ...headers } })
     const stock = (petId: bigint | number) => quantityOf(suite.server, suite.token, petId)
     const seq = () => lastSeq(suite.server, suite.token)
-    const orderCount = async () => (await readAllOrders(suite.server, suite.token)).length
     const getOrder = (id: number | string, token = suite.token) => suite.server.request('GET', `/v1/store/orders/${id}`, { token })
     /** Places an order that must succeed, and returns it. */
     const placed = async (petId: number | bigint, quantity: number): Promise<Order> => {

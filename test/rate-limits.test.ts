@@ -98,7 +98,7 @@ describe('rate limits, counted in one process', () => {
     assert.equal(item(again.headers.get('ratelimit'), 'per-address'), undefined)
     assertLimited(again, 'per-key', 100, 98)
 
-    const guesses = ['psk_' + 'a'.repeat(43), 'psk_' + 'b'.repeat(43), 'not-a-key']
+    const guesses = [`psk_${'a'.repeat(43)}`, `psk_${'b'.repeat(43)}`, 'not-a-key']
     for (const [i, guess] of guesses.entries()) {
       const res = await get(server, guess)
       assert.equal(res.status, 401)
@@ -110,7 +110,7 @@ describe('rate limits, counted in one process', () => {
     try {
       const started = Date.now()
       for (let i = 0; i < 20; i++) {
-        const res = await get(server, 'psk_' + randomBytes(32).toString('base64url').slice(0, 43))
+        const res = await get(server, `psk_${randomBytes(32).toString('base64url').slice(0, 43)}`)
         assert.equal(res.status, 429)
         assert.equal(res.body.code, 'rate_limited')
         assertLimited(res, 'per-address', 4, 0)

@@ -34,7 +34,13 @@ function steadyReader(server: TestServer, token: string) {
       await sleep(100)
     }
   })()
-  return { stop: async () => ((stopped = true), await done, results) }
+  return {
+    stop: async () => {
+      stopped = true
+      await done
+      return results
+    },
+  }
 }
 
 describe('slow and abusive clients', () => {

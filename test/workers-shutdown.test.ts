@@ -31,7 +31,7 @@ for (const backend of BACKENDS) {
       // Its own process group, like a service started from a terminal.
       const server = await resources.server(database.url, { WORKERS: '2' }, { detached: true })
       const count = (msg: string) => server.logs().filter((l) => l.msg === msg).length
-      await server.waitForLog(() => count('Server listening at ' + server.baseUrl) === 2)
+      await server.waitForLog(() => count(`Server listening at ${server.baseUrl}`) === 2)
 
       const inFlight = [1, 2, 3, 4].map((petId) => slowPatch(server.port, token, petId, petId * 10))
       // Give the primary time to hand the four connections to the workers.

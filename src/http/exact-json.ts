@@ -25,8 +25,8 @@ export function registerExactJsonParser(app: FastifyInstance) {
 
 function keepSource(this: Record<string | symbol, unknown>, key: string, value: unknown, context?: { source?: string }) {
   if (typeof value === 'number' && context?.source !== undefined) {
-    const sources = (this[SOURCE] ??= new Map<string, string>()) as Map<string, string>
-    sources.set(key, context.source)
+    this[SOURCE] ??= new Map<string, string>()
+    ;(this[SOURCE] as Map<string, string>).set(key, context.source)
   }
   return value
 }

@@ -114,7 +114,8 @@ export class RateLimits {
     const resetMs = windowStart + this.windowMs - now
     const hits = await this.store.hit(`${this.prefix}rate:${policy}:${partition}:${windowStart}`, resetMs)
     const resetS = Math.ceil(resetMs / 1000)
-    const counted = (reply.rateLimits ??= [])
+    reply.rateLimits ??= []
+    const counted = reply.rateLimits
     counted.push({ policy, quota, remaining: Math.max(0, quota - hits), resetS })
     const windowS = this.windowMs / 1000
     reply.header('ratelimit-policy', counted.map((c) => `"${c.policy}";q=${c.quota};w=${windowS}`).join(', '))

@@ -61,6 +61,7 @@ export class InventoryService {
     let scanned = after
     for (let n = 0; n < this.scan.windows && scanned < last && rows.length <= limit; n++) {
       if (n > 0) await nextTurn()
+      // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.min does not take
       const through = scanned + this.scan.window < last ? scanned + this.scan.window : last
       rows.push(...(await this.storage.listChanges({ after: scanned, through, limit: limit + 1 - rows.length, petId })))
       scanned = through

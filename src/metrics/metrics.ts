@@ -130,5 +130,6 @@ let created: Metrics | undefined
 
 /** This process's metrics, created on first use (a second Metrics would clash in the one registry). */
 export function processMetrics(): Metrics {
-  return (created ??= new Metrics())
+  created ??= new Metrics()
+  return created
 }

@@ -94,7 +94,7 @@ export class GroupCommit<In, Out> {
         batch.map((p) => p.input),
         deadline,
       )
-      batch.forEach((p, i) => p.resolve(results[i] as Out))
+      for (const [i, p] of batch.entries()) p.resolve(results[i] as Out)
     } catch (error) {
       for (const p of batch) p.reject(error)
     } finally {

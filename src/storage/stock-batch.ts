@@ -195,6 +195,8 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
         if (!placedIds.has(order.id)) changedIds.add(order.id)
         return next
       }
+      default:
+        return w satisfies never
     }
   })
 

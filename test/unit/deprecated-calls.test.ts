@@ -62,7 +62,12 @@ describe('DeprecatedCallCounter', () => {
     const written: number[] = []
     const slow = {
       addDeprecatedCalls: (calls: DeprecatedCalls[]) =>
-        new Promise<void>((resolve) => writes.push(() => (written.push(calls[0]!.calls), resolve()))),
+        new Promise<void>((resolve) =>
+          writes.push(() => {
+            written.push(calls[0]!.calls)
+            resolve()
+          }),
+        ),
     }
     const started = async (n: number) => {
       while (writes.length < n) await new Promise((resolve) => setImmediate(resolve))

@@ -95,7 +95,12 @@ describe('GroupCommit', () => {
   test('When a batch is pending, then drain() resolves only after it is committed and answered', async () => {
     const { commit, batches } = recorder()
     const answered: string[] = []
-    const promises = [1, 2].map((n) => commit.submit(n).then((r) => (answered.push(r), r)))
+    const promises = [1, 2].map((n) =>
+      commit.submit(n).then((r) => {
+        answered.push(r)
+        return r
+      }),
+    )
     const drained = commit.drain()
     assert.deepEqual(batches, [])
     await drained

@@ -235,6 +235,7 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
 }
 
 /** C0 and C1 control characters, DEL included: none may reach a terminal through an error message. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
 
 describe('openInventoryFile: only regular files are read', () => {

@@ -85,7 +85,7 @@ describe('planBatch: the rules every stock write follows, on both backends', () 
             assert.ok(!ORDER_TRANSITIONS[r.from].includes(w.status))
           }
         })
-        plan.newOrders.forEach((o, i) => assert.equal(o.id, state.lastOrder + BigInt(i + 1)))
+        for (const [i, o] of plan.newOrders.entries()) assert.equal(o.id, state.lastOrder + BigInt(i + 1))
       }),
       { numRuns: 500 },
     )

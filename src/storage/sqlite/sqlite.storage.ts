@@ -328,7 +328,10 @@ export class SqliteStorage implements Storage {
   /** A statement built from a query's shape (a handful of shapes), prepared once. */
   private prepared(sql: string): Database.Statement {
     let statement = this.statements.get(sql)
-    if (!statement) this.statements.set(sql, (statement = this.db.prepare(sql).raw().safeIntegers()))
+    if (!statement) {
+      statement = this.db.prepare(sql).raw().safeIntegers()
+      this.statements.set(sql, statement)
+    }
     return statement
   }
 

@@ -47,7 +47,7 @@ function order(req: IncomingMessage, res: ServerResponse): void {
   const chunks: Buffer[] = []
   req.on('data', (chunk: Buffer) => chunks.push(chunk))
   req.on('end', () => {
-    let body: { petId?: unknown, quantity?: unknown } | null
+    let body: { petId?: unknown; quantity?: unknown } | null
     try {
       body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof body
     } catch {

@@ -4,7 +4,11 @@
 // holding the exact GET /v1/inventory response bytes; else JSON.stringify of the sorted items).
 import { readFileSync } from 'node:fs'
 
-export interface Item { petId: number, quantity: number, status: string }
+export interface Item {
+  petId: number
+  quantity: number
+  status: string
+}
 
 function required(name: string): string {
   const value = process.env[name]
@@ -30,11 +34,20 @@ export const MAX_QUANTITY = 2_147_483_647
 export const ORDERS_PATH = '/v1/store/orders'
 
 /** The service's Order JSON: id, petId, quantity, status, placedAt, updatedAt (in that order). */
-export interface Order { id: number, petId: number, quantity: number, status: 'placed', placedAt: string, updatedAt: string }
-export interface ErrorBody { code: string, message: string, status: number }
-export type OrderOutcome =
-  | { status: 201, order: Order, location: string }
-  | { status: 400 | 404 | 409, error: ErrorBody }
+export interface Order {
+  id: number
+  petId: number
+  quantity: number
+  status: 'placed'
+  placedAt: string
+  updatedAt: string
+}
+export interface ErrorBody {
+  code: string
+  message: string
+  status: number
+}
+export type OrderOutcome = { status: 201; order: Order; location: string } | { status: 400 | 404 | 409; error: ErrorBody }
 
 let lastOrderId = 0
 

@@ -32,7 +32,9 @@ export const ORDER_STOCK = 2_147_483_647
 export const SEQUENTIAL_PATCHES = 200
 export const HEALTH_POLL_MS = 10
 /** Only these scenarios, when set (env BENCH_SCENARIOS, comma-separated ids: get-100,get-10000,patch,order). */
-export const SCENARIO_IDS = process.env.BENCH_SCENARIOS?.split(',').map((id) => id.trim()).filter((id) => id !== '')
+export const SCENARIO_IDS = process.env.BENCH_SCENARIOS?.split(',')
+  .map((id) => id.trim())
+  .filter((id) => id !== '')
 /** Run the 1,000,000-entry section (env BENCH_HUGE=0 skips it). */
 export const RUN_HUGE = process.env.BENCH_HUGE !== '0'
 

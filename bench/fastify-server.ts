@@ -23,7 +23,7 @@ app.get('/v1/inventory', (_request, reply) => {
   void reply.header('content-type', JSON_TYPE).send(listBody)
 })
 
-app.patch<{ Params: { petId: string }, Body: { quantity?: unknown } | null }>('/v1/inventory/:petId', (request, reply) => {
+app.patch<{ Params: { petId: string }; Body: { quantity?: unknown } | null }>('/v1/inventory/:petId', (request, reply) => {
   const petId = Number(request.params.petId)
   const quantity = request.body?.quantity
   if (typeof quantity !== 'number' || !Number.isInteger(quantity) || quantity < 0 || quantity > MAX_QUANTITY) {
@@ -40,7 +40,7 @@ app.patch<{ Params: { petId: string }, Body: { quantity?: unknown } | null }>('/
   void reply.send(updated)
 })
 
-app.post<{ Body: { petId?: unknown, quantity?: unknown } | null }>(ORDERS_PATH, (request, reply) => {
+app.post<{ Body: { petId?: unknown; quantity?: unknown } | null }>(ORDERS_PATH, (request, reply) => {
   const body = request.body
   const outcome = typeof body === 'object' && body !== null ? placeOrder(body.petId, body.quantity) : placeOrder(undefined, undefined)
   if (outcome.status === 201) void reply.code(201).header('location', outcome.location).send(outcome.order)
@@ -49,5 +49,8 @@ app.post<{ Body: { petId?: unknown, quantity?: unknown } | null }>(ORDERS_PATH, 
 
 await app.listen({ port, host })
 process.once('SIGTERM', () => {
-  app.close().then(() => process.exit(0), () => process.exit(1))
+  app.close().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  )
 })

@@ -4,10 +4,12 @@
 import { Agent, request } from 'node:http'
 import { parentPort, workerData } from 'node:worker_threads'
 
-const { url, periodMs, timeoutMs } = workerData as { url: string, periodMs: number, timeoutMs: number }
+const { url, periodMs, timeoutMs } = workerData as { url: string; periodMs: number; timeoutMs: number }
 const agent = new Agent({ keepAlive: true, maxSockets: 1 })
 let stopped = false
-parentPort?.once('message', () => { stopped = true })
+parentPort?.once('message', () => {
+  stopped = true
+})
 
 function poll(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -15,9 +17,11 @@ function poll(): Promise<number> {
     const req = request(url, { agent, timeout: timeoutMs }, (res) => {
       res.resume()
       res.once('error', reject)
-      res.once('end', () => (res.statusCode === 200
-        ? resolve(performance.now() - started)
-        : reject(new Error(`/healthz answered ${res.statusCode ?? 0} while the list was fetched`))))
+      res.once('end', () =>
+        res.statusCode === 200
+          ? resolve(performance.now() - started)
+          : reject(new Error(`/healthz answered ${res.statusCode ?? 0} while the list was fetched`)),
+      )
     })
     req.once('timeout', () => req.destroy(new Error(`/healthz: no answer within ${timeoutMs} ms`)))
     req.once('error', reject)

@@ -9,7 +9,10 @@ import { FIRST_PET_ID, HEALTH_POLL_MS, HUGE_REQUEST_TIMEOUT_MS, IMPORT_TIMEOUT_M
 import { freePort, HOST, memoryOf, runNodeMeasured } from './procs.js'
 import { createKey, sameItems, serve, serviceEnv, startService, type Dataset } from './targets.js'
 
-export interface Timed { ms: number, peakKiB: number | undefined }
+export interface Timed {
+  ms: number
+  peakKiB: number | undefined
+}
 export interface GetTiming {
   ttfbMs: number
   totalMs: number
@@ -20,7 +23,11 @@ export interface GetTiming {
   /** The server's own longest event-loop delay during the GET (see loopDelay), in ms. */
   loopMaxMs?: number
 }
-export interface Percentiles { p50: number, p99: number, count: number }
+export interface Percentiles {
+  p50: number
+  p99: number
+  count: number
+}
 
 export interface HugeResult {
   backend: string
@@ -41,7 +48,12 @@ export interface HugeResult {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
-interface Response { status: number, ttfbMs: number, totalMs: number, chunks: Buffer[] }
+interface Response {
+  status: number
+  ttfbMs: number
+  totalMs: number
+  chunks: Buffer[]
+}
 
 /** One HTTP request on `agent`; times the response headers (TTFB) and the end of the body from the moment it is sent. */
 function send(agent: Agent, url: string, method: string, headers: Record<string, string>, body?: string): Promise<Response> {
@@ -63,12 +75,16 @@ function send(agent: Agent, url: string, method: string, headers: Record<string,
 const POLLER = fileURLToPath(new URL('./health-poller.js', import.meta.url))
 
 /** Starts polling /healthz every HEALTH_POLL_MS in a worker thread (bench/health-poller.ts); resolves after its first poll. */
-async function pollHealth(baseUrl: string): Promise<{ stop(): Promise<{ worstMs: number, polls: number }> }> {
-  const worker = new Worker(POLLER, { workerData: { url: `${baseUrl}/healthz`, periodMs: HEALTH_POLL_MS, timeoutMs: HUGE_REQUEST_TIMEOUT_MS } })
-  type Message = { ready: true } | { worstMs: number, polls: number } | { error: string }
+async function pollHealth(baseUrl: string): Promise<{ stop(): Promise<{ worstMs: number; polls: number }> }> {
+  const worker = new Worker(POLLER, {
+    workerData: { url: `${baseUrl}/healthz`, periodMs: HEALTH_POLL_MS, timeoutMs: HUGE_REQUEST_TIMEOUT_MS },
+  })
+  type Message = { ready: true } | { worstMs: number; polls: number } | { error: string }
   let ready!: () => void
-  const started = new Promise<void>((resolve) => { ready = resolve })
-  const done = new Promise<{ worstMs: number, polls: number }>((resolve, reject) => {
+  const started = new Promise<void>((resolve) => {
+    ready = resolve
+  })
+  const done = new Promise<{ worstMs: number; polls: number }>((resolve, reject) => {
     worker.on('message', (m: Message) => {
       if ('ready' in m) ready()
       else if ('error' in m) reject(new Error(m.error))
@@ -78,9 +94,13 @@ async function pollHealth(baseUrl: string): Promise<{ stop(): Promise<{ worstMs:
     worker.once('exit', (code) => reject(new Error(`health poller exited with code ${code} before reporting`)))
   })
   done.catch(() => {}) // reported by stop()
-  const stop = async (): Promise<{ worstMs: number, polls: number }> => {
+  const stop = async (): Promise<{ worstMs: number; polls: number }> => {
     worker.postMessage('stop')
-    try { return await done } finally { await worker.terminate() }
+    try {
+      return await done
+    } finally {
+      await worker.terminate()
+    }
   }
   try {
     await Promise.race([started, done]) // done settles first only when the poller failed
@@ -110,11 +130,13 @@ async function loopDelay(metricsUrl: string): Promise<number | undefined> {
 }
 
 /** GET /v1/inventory once with /healthz polled meanwhile (the poller's first poll is done before the GET starts). */
-async function timedList(baseUrl: string, token: string, agent: Agent, metricsUrl: string): Promise<{ timing: GetTiming, body: Buffer }> {
+async function timedList(baseUrl: string, token: string, agent: Agent, metricsUrl: string): Promise<{ timing: GetTiming; body: Buffer }> {
   const poller = await pollHealth(baseUrl)
   await loopDelay(metricsUrl)
-  const got = await send(agent, `${baseUrl}/v1/inventory`, 'GET', { authorization: `Bearer ${token}` })
-    .then((response) => ({ response }), (error: unknown) => ({ error }))
+  const got = await send(agent, `${baseUrl}/v1/inventory`, 'GET', { authorization: `Bearer ${token}` }).then(
+    (response) => ({ response }),
+    (error: unknown) => ({ error }),
+  )
   const health = await poller.stop()
   const loopMaxMs = await loopDelay(metricsUrl)
   if ('error' in got) throw got.error
@@ -123,7 +145,11 @@ async function timedList(baseUrl: string, token: string, agent: Agent, metricsUr
   if (res.status !== 200) throw new Error(`GET /v1/inventory -> ${res.status}: ${body.subarray(0, 300).toString()}`)
   return {
     timing: {
-      ttfbMs: res.ttfbMs, totalMs: res.totalMs, bytes: body.length, healthWorstMs: health.worstMs, healthPolls: health.polls,
+      ttfbMs: res.ttfbMs,
+      totalMs: res.totalMs,
+      bytes: body.length,
+      healthWorstMs: health.worstMs,
+      healthPolls: health.polls,
       ...(loopMaxMs === undefined ? {} : { loopMaxMs }),
     },
     body,
@@ -147,7 +173,8 @@ export async function sequentialPatches(baseUrl: string, token: string, petCount
       // Spread over the whole id range: the first, last and pets in between.
       const petId = FIRST_PET_ID + Math.floor((i * (petCount - 1)) / Math.max(1, SEQUENTIAL_PATCHES - 1))
       const res = await send(agent, `${baseUrl}/v1/inventory/${petId}`, 'PATCH', headers, `{"quantity":${i}}`)
-      if (res.status !== 200) throw new Error(`PATCH /v1/inventory/${petId} -> ${res.status}: ${Buffer.concat(res.chunks).subarray(0, 300).toString()}`)
+      if (res.status !== 200)
+        throw new Error(`PATCH /v1/inventory/${petId} -> ${res.status}: ${Buffer.concat(res.chunks).subarray(0, 300).toString()}`)
       times.push(res.totalMs)
     }
   } finally {
@@ -158,8 +185,14 @@ export async function sequentialPatches(baseUrl: string, token: string, petCount
 }
 
 /** Everything for one backend. Steps that fail are recorded in `failures`; the rest still run where they can. */
-export async function runHuge(cli: string, backend: Backend, huge: Dataset, small: Dataset, dir: string,
-  log: (msg: string) => void): Promise<HugeResult> {
+export async function runHuge(
+  cli: string,
+  backend: Backend,
+  huge: Dataset,
+  small: Dataset,
+  dir: string,
+  log: (msg: string) => void,
+): Promise<HugeResult> {
   const result: HugeResult = { backend: backend.name, entries: huge.items.length, failures: [] }
   const step = async (what: string, fn: () => Promise<void>): Promise<void> => {
     try {
@@ -211,23 +244,30 @@ export async function runHuge(cli: string, backend: Backend, huge: Dataset, smal
           log(`1M / ${backend.name}: server idle RSS ${mib(result.idleKiB)} MiB; GET /v1/inventory (first)`)
           const first = await timedList(server.baseUrl, token, agent, metricsUrl)
           result.firstGet = first.timing
-          log(`  TTFB ${first.timing.ttfbMs.toFixed(0)} ms, total ${first.timing.totalMs.toFixed(0)} ms, ` +
-            `${(first.timing.bytes / 2 ** 20).toFixed(1)} MiB, worst /healthz ${first.timing.healthWorstMs.toFixed(1)} ms, ` +
-            `longest event-loop delay ${first.timing.loopMaxMs?.toFixed(1) ?? '-'} ms`)
+          log(
+            `  TTFB ${first.timing.ttfbMs.toFixed(0)} ms, total ${first.timing.totalMs.toFixed(0)} ms, ` +
+              `${(first.timing.bytes / 2 ** 20).toFixed(1)} MiB, worst /healthz ${first.timing.healthWorstMs.toFixed(1)} ms, ` +
+              `longest event-loop delay ${first.timing.loopMaxMs?.toFixed(1) ?? '-'} ms`,
+          )
           const cached = await timedList(server.baseUrl, token, agent, metricsUrl)
           result.cachedGet = cached.timing
           result.peakKiB = (await memoryOf(server.pid)).peakKiB
-          log(`  cached: TTFB ${cached.timing.ttfbMs.toFixed(1)} ms, total ${cached.timing.totalMs.toFixed(0)} ms, ` +
-            `worst /healthz ${cached.timing.healthWorstMs.toFixed(1)} ms, longest event-loop delay ${cached.timing.loopMaxMs?.toFixed(1) ?? '-'} ms; ` +
-            `server peak RSS ${mib(result.peakKiB)} MiB`)
+          log(
+            `  cached: TTFB ${cached.timing.ttfbMs.toFixed(1)} ms, total ${cached.timing.totalMs.toFixed(0)} ms, ` +
+              `worst /healthz ${cached.timing.healthWorstMs.toFixed(1)} ms, longest event-loop delay ${cached.timing.loopMaxMs?.toFixed(1) ?? '-'} ms; ` +
+              `server peak RSS ${mib(result.peakKiB)} MiB`,
+          )
           if (!first.body.equals(cached.body)) throw new Error('the cached GET returned different bytes than the first')
-          if (!sameItems(JSON.parse(first.body.toString('utf8')), huge.items)) throw new Error('GET /v1/inventory did not return the imported inventory')
+          if (!sameItems(JSON.parse(first.body.toString('utf8')), huge.items))
+            throw new Error('GET /v1/inventory did not return the imported inventory')
           log(`1M / ${backend.name}: ${SEQUENTIAL_PATCHES} sequential PATCHes`)
           await loopDelay(metricsUrl)
           result.patchHuge = await sequentialPatches(server.baseUrl, token, huge.items.length)
           const patchLoop = await loopDelay(metricsUrl)
           if (patchLoop !== undefined) result.patchHugeLoopMaxMs = patchLoop
-          log(`  p50 ${result.patchHuge.p50.toFixed(2)} ms, p99 ${result.patchHuge.p99.toFixed(2)} ms, longest event-loop delay ${patchLoop?.toFixed(1) ?? '-'} ms`)
+          log(
+            `  p50 ${result.patchHuge.p50.toFixed(2)} ms, p99 ${result.patchHuge.p99.toFixed(2)} ms, longest event-loop delay ${patchLoop?.toFixed(1) ?? '-'} ms`,
+          )
         } finally {
           agent.destroy()
           await server.stop()

@@ -9,7 +9,7 @@ export interface LoadSpec {
   url: string
   token: string
   /** PATCH and order scenarios: pet ids FIRST..FIRST+count-1, in rotation, via bench/patch.lua or bench/order.lua. */
-  rotation?: { script: 'patch' | 'order', firstPetId: number, petCount: number }
+  rotation?: { script: 'patch' | 'order'; firstPetId: number; petCount: number }
 }
 
 export interface Measured {
@@ -32,8 +32,11 @@ export interface Measured {
 }
 
 /** The server's CPU time between two readings, divided by the requests wrk completed in between. */
-export function cpuPerRequest(before: CpuTime | undefined, after: CpuTime | undefined,
-  completed: number): Pick<Measured, 'cpuUserUs' | 'cpuSysUs'> {
+export function cpuPerRequest(
+  before: CpuTime | undefined,
+  after: CpuTime | undefined,
+  completed: number,
+): Pick<Measured, 'cpuUserUs' | 'cpuSysUs'> {
   if (before === undefined || after === undefined || completed <= 0) return {}
   return { cpuUserUs: (after.userUs - before.userUs) / completed, cpuSysUs: (after.sysUs - before.sysUs) / completed }
 }
@@ -77,7 +80,11 @@ export function parseWrk(out: string): Measured {
   const sock = /^\s*Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/m.exec(out)
   const [connect, read, write, timeout] = [1, 2, 3, 4].map((i) => Number(sock?.[i] ?? 0))
   return {
-    rps, completed, non2xx, p50: percentile(50), p99: percentile(99),
+    rps,
+    completed,
+    non2xx,
+    p50: percentile(50),
+    p99: percentile(99),
     errors: (connect ?? 0) + (read ?? 0) + (write ?? 0) + (timeout ?? 0),
     errorDetail: sock ? `connect ${connect}, read ${read}, write ${write}, timeout ${timeout}` : 'none',
   }
@@ -86,8 +93,14 @@ export function parseWrk(out: string): Measured {
 /** Runs `wrk -t1 -c64 -d<seconds>s --latency` once; kills it and rejects if it has not exited LOAD_GRACE_MS later. */
 export function runLoad(spec: LoadSpec, seconds: number): Promise<Measured> {
   const args = [
-    `-t${WRK_THREADS}`, `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', `--timeout`, `${WRK_TIMEOUT_SECONDS}s`,
-    '-H', `Authorization: Bearer ${spec.token}`,
+    `-t${WRK_THREADS}`,
+    `-c${CONNECTIONS}`,
+    `-d${seconds}s`,
+    '--latency',
+    `--timeout`,
+    `${WRK_TIMEOUT_SECONDS}s`,
+    '-H',
+    `Authorization: Bearer ${spec.token}`,
   ]
   const env = { ...process.env }
   if (spec.rotation) {
@@ -100,18 +113,36 @@ export function runLoad(spec: LoadSpec, seconds: number): Promise<Measured> {
     const child = spawn('wrk', args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
     const untrack = track(child)
     let out = ''
-    child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
-    child.stderr.on('data', (chunk: Buffer) => { out += chunk.toString() })
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString()
+    })
+    child.stderr.on('data', (chunk: Buffer) => {
+      out += chunk.toString()
+    })
     let timedOut = false
-    const watchdog = setTimeout(() => { timedOut = true; child.kill('SIGKILL') }, seconds * 1000 + LOAD_GRACE_MS)
-    child.once('error', (err) => { clearTimeout(watchdog); untrack(); reject(new Error(`wrk: ${err.message}`)) })
+    const watchdog = setTimeout(
+      () => {
+        timedOut = true
+        child.kill('SIGKILL')
+      },
+      seconds * 1000 + LOAD_GRACE_MS,
+    )
+    child.once('error', (err) => {
+      clearTimeout(watchdog)
+      untrack()
+      reject(new Error(`wrk: ${err.message}`))
+    })
     child.once('close', (code, signal) => {
       clearTimeout(watchdog)
       untrack()
       if (timedOut) reject(new Error(`wrk did not finish within ${seconds} s + ${LOAD_GRACE_MS} ms (killed)`))
       else if (code !== 0) reject(new Error(`wrk exited with code ${String(code)}, signal ${String(signal)}:\n${out}`))
       else {
-        try { resolve(parseWrk(out)) } catch (err) { reject(err instanceof Error ? err : new Error(String(err))) }
+        try {
+          resolve(parseWrk(out))
+        } catch (err) {
+          reject(err instanceof Error ? err : new Error(String(err)))
+        }
       }
     })
   })

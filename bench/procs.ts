@@ -12,7 +12,9 @@ const live = new Set<ChildProcess>()
 /** Registers a child so a crash or Ctrl-C kills it; returns the function that forgets it. */
 export function track(child: ChildProcess): () => void {
   live.add(child)
-  return () => { live.delete(child) }
+  return () => {
+    live.delete(child)
+  }
 }
 
 /** Kills every child still running (used on a crash or on Ctrl-C). */
@@ -24,12 +26,16 @@ export function killAllChildren(): void {
 /** Runs `node <script> ...args` to completion and returns its stdout. */
 export function runNode(script: string, args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = execFile(process.execPath, [script, ...args], { env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024 },
+    const child = execFile(
+      process.execPath,
+      [script, ...args],
+      { env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024 },
       (err, stdout, stderr) => {
         live.delete(child)
         if (err) reject(new Error(`node ${[script, ...args].join(' ')} failed: ${err.message}\n${stderr}`))
         else resolve(stdout)
-      })
+      },
+    )
     live.add(child)
   })
 }
@@ -60,12 +66,20 @@ export interface ServerHandle {
  * Spawns `node <script> ...args` as an HTTP server on `port`, waits until `readyPath` answers 200.
  * The child's output is kept (last 16 KiB) and shown if it fails.
  */
-export async function startServer(label: string, script: string, args: readonly string[], env: NodeJS.ProcessEnv,
-  port: number, readyPath: string): Promise<ServerHandle> {
+export async function startServer(
+  label: string,
+  script: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  port: number,
+  readyPath: string,
+): Promise<ServerHandle> {
   const child = spawn(process.execPath, [script, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   live.add(child)
   let output = ''
-  const keep = (chunk: Buffer): void => { output = (output + chunk.toString()).slice(-16_384) }
+  const keep = (chunk: Buffer): void => {
+    output = (output + chunk.toString()).slice(-16_384)
+  }
   child.stdout?.on('data', keep)
   child.stderr?.on('data', keep)
   let exitInfo: string | undefined
@@ -76,7 +90,11 @@ export async function startServer(label: string, script: string, args: readonly 
       exitInfo = `exit code ${String(code)}, signal ${String(signal)}`
       resolve()
     })
-    child.once('error', (err) => { exitInfo = `spawn error: ${err.message}`; live.delete(child); resolve() })
+    child.once('error', (err) => {
+      exitInfo = `spawn error: ${err.message}`
+      live.delete(child)
+      resolve()
+    })
   })
   const baseUrl = `http://${HOST}:${port}`
   const fail = (why: string): Error => new Error(`${label}: ${why}\n--- ${label} output ---\n${output}`)
@@ -93,7 +111,9 @@ export async function startServer(label: string, script: string, args: readonly 
       let timer: NodeJS.Timeout | undefined
       const timedOut = await Promise.race([
         exited.then(() => false),
-        new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(true), STOP_TIMEOUT_MS) }),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(true), STOP_TIMEOUT_MS)
+        }),
       ])
       clearTimeout(timer)
       if (timedOut) {
@@ -125,7 +145,7 @@ export async function startServer(label: string, script: string, args: readonly 
 }
 
 /** VmRSS (resident now) and VmHWM (peak resident since start) of a running process, in KiB, from /proc. */
-export async function memoryOf(pid: number): Promise<{ rssKiB: number, peakKiB: number }> {
+export async function memoryOf(pid: number): Promise<{ rssKiB: number; peakKiB: number }> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8')
   const field = (name: string): number => {
     const m = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)
@@ -136,7 +156,10 @@ export async function memoryOf(pid: number): Promise<{ rssKiB: number, peakKiB: 
 }
 
 /** CPU time a process has used, in microseconds. */
-export interface CpuTime { userUs: number, sysUs: number }
+export interface CpuTime {
+  userUs: number
+  sysUs: number
+}
 
 let clockTicks: number | undefined
 
@@ -179,20 +202,29 @@ const TIME = '/usr/bin/time'
  * Runs `node <script> ...args` to completion like runNode, under /usr/bin/time -f %M when it exists,
  * and returns the wall time and the process's peak RSS (KiB; undefined without /usr/bin/time).
  */
-export async function runNodeMeasured(script: string, args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number,
-  rssFile: string): Promise<{ ms: number, peakKiB: number | undefined }> {
+export async function runNodeMeasured(
+  script: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+  rssFile: string,
+): Promise<{ ms: number; peakKiB: number | undefined }> {
   const useTime = existsSync(TIME)
   const [command, argv] = useTime
     ? [TIME, ['-f', '%M', '-o', rssFile, process.execPath, script, ...args]]
     : [process.execPath, [script, ...args]]
   const started = performance.now()
   await new Promise<void>((resolve, reject) => {
-    const child = execFile(command, argv, { env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024 },
+    const child = execFile(
+      command,
+      argv,
+      { env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024 },
       (err, _stdout, stderr) => {
         live.delete(child)
         if (err) reject(new Error(`node ${[script, ...args].join(' ')} failed: ${err.message}\n${stderr}`))
         else resolve()
-      })
+      },
+    )
     live.add(child)
   })
   const ms = performance.now() - started
@@ -203,7 +235,10 @@ export async function runNodeMeasured(script: string, args: readonly string[], e
 }
 
 /** The whole machine's CPU time from /proc/stat's first line, in clock ticks: all of it, and the part stolen. */
-export interface MachineTicks { total: number, steal: number }
+export interface MachineTicks {
+  total: number
+  steal: number
+}
 
 /**
  * Summed over all CPUs: every field of /proc/stat's `cpu` line (user … steal; guest time is already

@@ -35,22 +35,39 @@ export interface RunInfo {
   baseline?: string
 }
 
-interface ThroughputGoal { scenario: string, backend: string, ceiling: Ceiling, min: number, tried: string }
+interface ThroughputGoal {
+  scenario: string
+  backend: string
+  ceiling: Ceiling
+  min: number
+  tried: string
+}
 
 /** The issue's throughput goals: service req/s ÷ the named ceiling's req/s, same scenario, same run. */
 export const THROUGHPUT_GOALS: readonly ThroughputGoal[] = [
   {
-    scenario: 'get-100', backend: 'sqlite', ceiling: 'fastify', min: 0.9,
-    tried: 'requests arriving in one event-loop turn share one read of the change counters (17,010 to 34,929 req/s in a shortened run); verified keys remembered per keys version; list body and its ETag cached as bytes (src/cache/fresh-cache.ts). In a 2026-11-22 run on a Xeon it was 0.80, about 4 µs of CPU per request over the minimal Fastify app, spread thin: removing, one at a time, the logger, the key check with its counter read, the header schema, the ETag and the extra hooks each moved it by less than the run-to-run noise (±1 µs, measured with /proc CPU times over 5 s wrk runs); all of them together still left 12.7 µs of user CPU per request against the app’s 8.8, the rest being the service’s own Fastify setup (routes, error handling, OpenAPI)',
+    scenario: 'get-100',
+    backend: 'sqlite',
+    ceiling: 'fastify',
+    min: 0.9,
+    tried:
+      'requests arriving in one event-loop turn share one read of the change counters (17,010 to 34,929 req/s in a shortened run); verified keys remembered per keys version; list body and its ETag cached as bytes (src/cache/fresh-cache.ts). In a 2026-11-22 run on a Xeon it was 0.80, about 4 µs of CPU per request over the minimal Fastify app, spread thin: removing, one at a time, the logger, the key check with its counter read, the header schema, the ETag and the extra hooks each moved it by less than the run-to-run noise (±1 µs, measured with /proc CPU times over 5 s wrk runs); all of them together still left 12.7 µs of user CPU per request against the app’s 8.8, the rest being the service’s own Fastify setup (routes, error handling, OpenAPI)',
   },
   {
-    scenario: 'get-10000', backend: 'sqlite', ceiling: 'bare', min: 0.9,
+    scenario: 'get-10000',
+    backend: 'sqlite',
+    ceiling: 'bare',
+    min: 0.9,
     tried: 'list body cached as bytes, never re-serialized per request; over 1 MiB it is sent from its pieces',
   },
   {
-    scenario: 'patch', backend: 'sqlite', ceiling: 'bare', min: 0.8,
-    tried: 'group commit: concurrent PATCHes share one transaction and one fsync (synchronous=FULL); the counter read is shared too. Each PATCH reads its entry, updates it and appends its ledger row (issue 10); migration 004 rewrote the CHECKs of the ledger, orders and Idempotency-Keys without IN lists, which SQLite built as a temporary table on every INSERT (10,650 to 11,590 req/s, three alternating 8 s runs of wrk -t1 -c64 with bench/patch.lua over 10,000 pets). A CPU profile of those runs gives the commit (its fsync blocks the event loop) about 16 µs of the 70 µs a PATCH holds the loop. Tried and dropped: the commit in a worker thread with its own connection (12,130 against 15,010 req/s for the same build committing on the main thread, four alternating 6 s runs: the batches’ round trips to the thread left the loop idle); synchronous=NORMAL with the WAL fsynced off the loop before answering (15,460 against 11,580 req/s, three runs), because a commit then becomes visible to other connections (other workers, the CLI) before it is durable, and a reader could act on a change that a power loss takes back; the batch as one UPDATE … FROM json_each statement (no gain).' +
-      ' Where the rest goes (2026-11-24): the batch\'s statements on the service\'s schema, timed one by one (better-sqlite3, 600 batches of 36)' +
+    scenario: 'patch',
+    backend: 'sqlite',
+    ceiling: 'bare',
+    min: 0.8,
+    tried:
+      'group commit: concurrent PATCHes share one transaction and one fsync (synchronous=FULL); the counter read is shared too. Each PATCH reads its entry, updates it and appends its ledger row (issue 10); migration 004 rewrote the CHECKs of the ledger, orders and Idempotency-Keys without IN lists, which SQLite built as a temporary table on every INSERT (10,650 to 11,590 req/s, three alternating 8 s runs of wrk -t1 -c64 with bench/patch.lua over 10,000 pets). A CPU profile of those runs gives the commit (its fsync blocks the event loop) about 16 µs of the 70 µs a PATCH holds the loop. Tried and dropped: the commit in a worker thread with its own connection (12,130 against 15,010 req/s for the same build committing on the main thread, four alternating 6 s runs: the batches’ round trips to the thread left the loop idle); synchronous=NORMAL with the WAL fsynced off the loop before answering (15,460 against 11,580 req/s, three runs), because a commit then becomes visible to other connections (other workers, the CLI) before it is durable, and a reader could act on a change that a power loss takes back; the batch as one UPDATE … FROM json_each statement (no gain).' +
+      " Where the rest goes (2026-11-24): the batch's statements on the service's schema, timed one by one (better-sqlite3, 600 batches of 36)" +
       ' cost per PATCH 2.1 µs to read the entry, 2.2 µs to update it, 4.0 µs for its ledger row and 7.8 µs for its share of the COMMIT with' +
       ' its fsync (280 µs a batch): about 17 µs of SQLite work on the event loop that the in-memory ceilings do not do. In the 05:03 run bare' +
       ' spent 49 µs of CPU per PATCH and the minimal Fastify app 52.5 µs, so 0.8 × bare left 12 µs for all the service adds; in the 04:30' +
@@ -61,30 +78,41 @@ export const THROUGHPUT_GOALS: readonly ThroughputGoal[] = [
       ' micro-benchmark, about 3 % of a request, not adopted',
   },
   {
-    scenario: 'get-100', backend: 'postgres', ceiling: 'bare', min: 0.5,
-    tried: 'as on SQLite: one counter read (one round trip) shared by the requests of an event-loop turn (6,764 to 25,069 req/s in a shortened run)',
+    scenario: 'get-100',
+    backend: 'postgres',
+    ceiling: 'bare',
+    min: 0.5,
+    tried:
+      'as on SQLite: one counter read (one round trip) shared by the requests of an event-loop turn (6,764 to 25,069 req/s in a shortened run)',
   },
   {
-    scenario: 'patch', backend: 'postgres', ceiling: 'bare', min: 0.3,
-    tried: 'group commit; a batch without preconditions is one statement, set_inventory_quantities (migration 003), which takes the inventory_version lock and updates, committed on its own: one round trip per batch instead of four, so the lock is held for no client round trip (7,948 to 18,313 req/s in a 5 s run); the PostgreSQL server shares the 2 cores with the service and wrk',
+    scenario: 'patch',
+    backend: 'postgres',
+    ceiling: 'bare',
+    min: 0.3,
+    tried:
+      'group commit; a batch without preconditions is one statement, set_inventory_quantities (migration 003), which takes the inventory_version lock and updates, committed on its own: one round trip per batch instead of four, so the lock is held for no client round trip (7,948 to 18,313 req/s in a 5 s run); the PostgreSQL server shares the 2 cores with the service and wrk',
   },
 ]
 /** p99 latency goal on SQLite at 64 connections, every scenario. */
 export const P99_GOAL_MS = 20
-export const P99_TRIED = 'group commit, so a PATCH or an order waits for one shared fsync; list bodies cached as bytes; lists built in pages of 2,000 entries' +
-  ' with the event loop turning between pages. On this virtual machine a round\'s p99 follows the CPU time the hypervisor steals (column' +
+export const P99_TRIED =
+  'group commit, so a PATCH or an order waits for one shared fsync; list bodies cached as bytes; lists built in pages of 2,000 entries' +
+  " with the event loop turning between pages. On this virtual machine a round's p99 follows the CPU time the hypervisor steals (column" +
   ' above), for the ceilings as much as for the service: in a 5-round get-100 run (BENCH_SCENARIOS=get-100 BENCH_ROUNDS=5), the rounds with' +
   ' 0–2 % steal gave the service 3.96–15.3 ms and bare 3.60–6.46 ms, the rounds with 12–33 % steal 24.8–67.7 ms and bare 58.1 ms.' +
   ' At 10,000 entries 64 connections queue behind 0.5 MB answers, and the p99 moves even without steal: in the 5-round run of' +
-  ' 2026-11-24 05:03, bare\'s own rounds with 0–1 % steal gave 13.1, 58.2, 15.8 and 45.2 ms, the service\'s 34.8, 61.1 and 18.3 ms'
+  " 2026-11-24 05:03, bare's own rounds with 0–1 % steal gave 13.1, 58.2, 15.8 and 45.2 ms, the service's 34.8, 61.1 and 18.3 ms"
 /** 1,000,000 entries: server peak RSS ≤ 2 × idle RSS; /healthz ≤ 100 ms while the list is fetched. */
 export const RSS_GOAL_FACTOR = 2
 export const HEALTH_GOAL_MS = 100
 /** 1,000,000 entries: no request holds the event loop longer than this. */
 export const LOOP_GOAL_MS = 50
-const RSS_TRIED = 'the database writes each entry’s JSON (SQLite a page at a time, PostgreSQL one COPY streamed as raw bytes), so the heap sees one string or buffer per piece, not objects per entry; a body over 1 MiB goes to an unlinked spool file and is streamed from there, so the 50 MiB body is not in the heap (before both: 2.24 and 2.87 × idle)'
+const RSS_TRIED =
+  'the database writes each entry’s JSON (SQLite a page at a time, PostgreSQL one COPY streamed as raw bytes), so the heap sees one string or buffer per piece, not objects per entry; a body over 1 MiB goes to an unlinked spool file and is streamed from there, so the 50 MiB body is not in the heap (before both: 2.24 and 2.87 × idle)'
 const HEALTH_TRIED = 'list read and serialized in pages of 2,000 entries with event-loop turns between them'
-const LOOP_TRIED = 'SQLite: pages of 2,000 entries, one page per event-loop turn; PostgreSQL: COPY streamed, one socket read per turn; the body spooled and sent in pieces; import in a separate process (the CLI)'
+const LOOP_TRIED =
+  'SQLite: pages of 2,000 entries, one page per event-loop turn; PostgreSQL: COPY streamed, one socket read per turn; the body spooled and sent in pieces; import in a separate process (the CLI)'
 
 /** A row is valid when it ran and saw neither socket errors nor non-2xx/3xx responses. */
 export function rowProblem(row: Row): string | undefined {
@@ -130,8 +158,19 @@ export function cpuText(m: Measured | undefined): string {
 }
 
 const WRK_HEADERS = [
-  'Scenario', 'Target', 'req/s', 'req/s by round', 'p50 ms', 'p99 ms', 'p99 ms by round', 'server CPU µs/req (user+sys)',
-  'CPU steal % by round', 'non-2xx/3xx', 'socket errors', '÷ fastify', '÷ bare',
+  'Scenario',
+  'Target',
+  'req/s',
+  'req/s by round',
+  'p50 ms',
+  'p99 ms',
+  'p99 ms by round',
+  'server CPU µs/req (user+sys)',
+  'CPU steal % by round',
+  'non-2xx/3xx',
+  'socket errors',
+  '÷ fastify',
+  '÷ bare',
 ]
 
 /** One figure per round, in round order, or '-'. */
@@ -151,15 +190,28 @@ function wrkCells(rows: readonly Row[], row: Row): string[] {
   const m = row.measured
   const bad = rowProblem(row) !== undefined
   return [
-    row.scenario, row.target, bad && !m ? 'INVALID' : num(m?.rps) + (bad ? ' (INVALID)' : ''),
+    row.scenario,
+    row.target,
+    bad && !m ? 'INVALID' : num(m?.rps) + (bad ? ' (INVALID)' : ''),
     byRound(row, (r) => num(r.rps)),
-    m ? ms(m.p50) : '-', m ? ms(m.p99) : '-', byRound(row, (r) => ms(r.p99)), cpuText(m),
-    byRound(row, (r) => num(r.stealPct)), num(m?.non2xx), num(m?.errors),
-    num(ratio(rows, row, 'fastify'), 2), num(ratio(rows, row, 'bare'), 2),
+    m ? ms(m.p50) : '-',
+    m ? ms(m.p99) : '-',
+    byRound(row, (r) => ms(r.p99)),
+    cpuText(m),
+    byRound(row, (r) => num(r.stealPct)),
+    num(m?.non2xx),
+    num(m?.errors),
+    num(ratio(rows, row, 'fastify'), 2),
+    num(ratio(rows, row, 'bare'), 2),
   ]
 }
 
-export interface GoalLine { goal: string, measured: string, met: boolean | undefined, tried: string }
+export interface GoalLine {
+  goal: string
+  measured: string
+  met: boolean | undefined
+  tried: string
+}
 
 const metText = (met: boolean | undefined): string => (met === undefined ? 'not measured' : met ? 'met' : '**NOT met**')
 
@@ -171,7 +223,8 @@ export function goals(rows: readonly Row[], huge: readonly HugeResult[], backend
     const r = row ? ratio(rows, row, g.ceiling) : undefined
     lines.push({
       goal: `${g.backend}: ${g.scenario} req/s ≥ ${g.min} × ${g.ceiling}`,
-      measured: r === undefined ? '-' : `${r.toFixed(2)} (${num(row?.measured?.rps)} vs ${num(validRps(rows, g.scenario, g.ceiling))} req/s)`,
+      measured:
+        r === undefined ? '-' : `${r.toFixed(2)} (${num(row?.measured?.rps)} vs ${num(validRps(rows, g.scenario, g.ceiling))} req/s)`,
       met: r === undefined ? undefined : r >= g.min,
       tried: g.tried,
     })
@@ -182,10 +235,11 @@ export function goals(rows: readonly Row[], huge: readonly HugeResult[], backend
     const bareP99 = bare && rowProblem(bare) === undefined ? medianP99(bare) : undefined
     lines.push({
       goal: `sqlite: ${row.scenario} p99 ≤ ${P99_GOAL_MS} ms at 64 connections`,
-      measured: p99 === undefined
-        ? '-'
-        : `${ms(p99)} ms, median of the rounds (${byRound(row, (r) => ms(r.p99))}; CPU steal ${byRound(row, (r) => `${num(r.stealPct)} %`)})` +
-          (bareP99 === undefined ? '' : `; bare in the same run: ${ms(bareP99)} ms`),
+      measured:
+        p99 === undefined
+          ? '-'
+          : `${ms(p99)} ms, median of the rounds (${byRound(row, (r) => ms(r.p99))}; CPU steal ${byRound(row, (r) => `${num(r.stealPct)} %`)})` +
+            (bareP99 === undefined ? '' : `; bare in the same run: ${ms(bareP99)} ms`),
       met: p99 === undefined ? undefined : p99 <= P99_GOAL_MS,
       tried: P99_TRIED,
     })
@@ -218,8 +272,7 @@ export function goals(rows: readonly Row[], huge: readonly HugeResult[], backend
 }
 
 const secs = (t: Timed | undefined): string => (t === undefined ? '-' : `${(t.ms / 1000).toFixed(1)} s`)
-const getText = (g: GetTiming | undefined): string =>
-  g === undefined ? '-' : `${ms(g.ttfbMs)} ms / ${ms(g.totalMs)} ms`
+const getText = (g: GetTiming | undefined): string => (g === undefined ? '-' : `${ms(g.ttfbMs)} ms / ${ms(g.totalMs)} ms`)
 const healthText = (g: GetTiming | undefined): string => (g === undefined ? '-' : `${ms(g.healthWorstMs)} ms (${g.healthPolls} polls)`)
 const pctText = (p: Percentiles | undefined): string => (p === undefined ? '-' : `${ms(p.p50)} / ${ms(p.p99)} ms`)
 
@@ -239,8 +292,9 @@ export function hugeTable(huge: readonly HugeResult[]): string[][] {
     line('response size', (h) => (h.firstGet ? `${(h.firstGet.bytes / 2 ** 20).toFixed(1)} MiB` : '-')),
     line(`worst /healthz (polled every 10 ms) during the first GET`, (h) => healthText(h.firstGet)),
     line('worst /healthz during the cached GET', (h) => healthText(h.cachedGet)),
-    line('server\'s longest event-loop delay: first GET / cached GET / sequential PATCHes', (h) =>
-      [h.firstGet?.loopMaxMs, h.cachedGet?.loopMaxMs, h.patchHugeLoopMaxMs].map((d) => (d === undefined ? '-' : `${ms(d)} ms`)).join(' / ')),
+    line("server's longest event-loop delay: first GET / cached GET / sequential PATCHes", (h) =>
+      [h.firstGet?.loopMaxMs, h.cachedGet?.loopMaxMs, h.patchHugeLoopMaxMs].map((d) => (d === undefined ? '-' : `${ms(d)} ms`)).join(' / '),
+    ),
     line('server peak RSS (VmHWM) after both GETs', (h) => `${mib(h.peakKiB)} MiB`),
     line(`peak ÷ idle RSS (goal ≤ ${RSS_GOAL_FACTOR})`, (h) => (h.peakKiB && h.idleKiB ? (h.peakKiB / h.idleKiB).toFixed(2) : '-')),
     line(`sequential PATCH at ${entries} entries: p50 / p99 (${huge[0]?.patchHuge?.count ?? 200} requests)`, (h) => pctText(h.patchHuge)),
@@ -250,18 +304,18 @@ export function hugeTable(huge: readonly HugeResult[]): string[][] {
 
 function textTable(table: readonly string[][]): string {
   const widths = (table[0] ?? []).map((_, i) => Math.max(...table.map((r) => (r[i] ?? '').length)))
-  const line = (r: readonly string[]): string => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()
+  const line = (r: readonly string[]): string =>
+    r
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd()
   const [head, ...body] = table
   return [line(head ?? []), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n')
 }
 
 function mdTable(table: readonly string[][]): string[] {
   const [head, ...body] = table
-  return [
-    `| ${(head ?? []).join(' | ')} |`,
-    `|${(head ?? []).map(() => '---').join('|')}|`,
-    ...body.map((r) => `| ${r.join(' | ')} |`),
-  ]
+  return [`| ${(head ?? []).join(' | ')} |`, `|${(head ?? []).map(() => '---').join('|')}|`, ...body.map((r) => `| ${r.join(' | ')} |`)]
 }
 
 const goalTable = (lines: readonly GoalLine[], withTried: boolean): string[][] => [
@@ -292,12 +346,12 @@ export function markdown(info: RunInfo, rows: readonly Row[], huge: readonly Hug
     `- wrk -t${info.threads} -c${info.connections} --latency: ${info.connections} connections on ${info.threads} thread for every run;` +
       ` each run ${info.warmupSeconds} s warm-up (not measured), then ${info.durationSeconds} s measured`,
     `- ${info.rounds} rounds: each target of a scenario is started afresh and measured once per round, the order of the targets` +
-      ' rotated from round to round, so the machine\'s drift (a run can be a fifth off the next on this shared 2-core machine)' +
-      ' falls on all of them alike. Each row shows its median round (by req/s; p50, p99 and CPU are that run\'s), every' +
-      ' round\'s req/s and p99, and ratios between medians. A p99 goal is judged on the median of the rounds\' p99s',
-    '- CPU steal %: the share of the machine\'s CPU time (/proc/stat, all CPUs, read just before and just after each measured run)' +
-      ' that the hypervisor gave to other guests while this virtual machine\'s processes were ready to run. Every process here' +
-      ' waits through it, so in a run with much steal the latencies are the host\'s more than the server\'s',
+      " rotated from round to round, so the machine's drift (a run can be a fifth off the next on this shared 2-core machine)" +
+      " falls on all of them alike. Each row shows its median round (by req/s; p50, p99 and CPU are that run's), every" +
+      " round's req/s and p99, and ratios between medians. A p99 goal is judged on the median of the rounds' p99s",
+    "- CPU steal %: the share of the machine's CPU time (/proc/stat, all CPUs, read just before and just after each measured run)" +
+      " that the hypervisor gave to other guests while this virtual machine's processes were ready to run. Every process here" +
+      " waits through it, so in a run with much steal the latencies are the host's more than the server's",
     `- Backends: ${info.backends.join(', ')}`,
     '- Targets: `service/<backend>` is the service (`node dist/src/cli.js serve`, one process, fresh database per run,' +
       ' inventory imported with `petstore import inventory`); `fastify` is bench/fastify-server.ts, a minimal Fastify 5 app' +
@@ -306,7 +360,7 @@ export function markdown(info: RunInfo, rows: readonly Row[], huge: readonly Hug
     ...(info.baseline
       ? [
           `- \`baseline/<backend>\` is an earlier build of the service, measured in this same run on the scenarios it serves (BENCH_BASELINE): ${info.baseline}.` +
-            ' Compare its ratios with the service\'s: both face the same ceilings in the same run',
+            " Compare its ratios with the service's: both face the same ceilings in the same run",
         ]
       : []),
     '- Scenarios: get-100 / get-10000 = GET /v1/inventory with 100 / 10,000 entries; patch = PATCH /v1/inventory/{petId}' +
@@ -314,8 +368,8 @@ export function markdown(info: RunInfo, rows: readonly Row[], huge: readonly Hug
       ' {"petId": p, "quantity": 1}, p rotating over 10,000 pets that each hold 2,147,483,647 units, so no order is refused (bench/order.lua);' +
       ' the service commits each PATCH, and each order with its stock decrement and ledger row, durably; the ceilings check the' +
       ' stock, decrement it and number the order in memory (bench/ceiling-job.ts)',
-    '- req/s is wrk\'s Requests/sec (the median round); p50/p99 from wrk --latency; ÷ fastify and ÷ bare are req/s ratios within this run',
-    '- server CPU µs/req (user+sys): the server process\'s utime and stime (all its threads; not PostgreSQL\'s, not wrk\'s) from' +
+    "- req/s is wrk's Requests/sec (the median round); p50/p99 from wrk --latency; ÷ fastify and ÷ bare are req/s ratios within this run",
+    "- server CPU µs/req (user+sys): the server process's utime and stime (all its threads; not PostgreSQL's, not wrk's) from" +
       ' /proc/<pid>/stat, read just before and just after the measured run, divided by the requests wrk completed',
     '',
     `## Throughput and latency (wrk, ${info.connections} connections)`,
@@ -324,17 +378,21 @@ export function markdown(info: RunInfo, rows: readonly Row[], huge: readonly Hug
     '',
     problems.length === 0
       ? 'All runs completed with 0 socket errors and 0 non-2xx/3xx responses.'
-      : ['**Invalid runs** (their figures are not used for goals):', '', ...problems.map(([r, p]) => `- ${r.scenario} / ${r.target}: ${String(p)}`)].join('\n'),
+      : [
+          '**Invalid runs** (their figures are not used for goals):',
+          '',
+          ...problems.map(([r, p]) => `- ${r.scenario} / ${r.target}: ${String(p)}`),
+        ].join('\n'),
     '',
     '## 1,000,000 entries',
     '',
     ...(huge.length > 0
       ? [
-          'Import: `petstore import inventory FILE` into a fresh database, wall time and the import process\'s peak RSS (`/usr/bin/time -f %M`).' +
+          "Import: `petstore import inventory FILE` into a fresh database, wall time and the import process's peak RSS (`/usr/bin/time -f %M`)." +
             ' GET: one request at a time on a keep-alive connection, TTFB = response headers received; /healthz is polled every 10 ms from a worker thread on its own' +
             ' connection, from just before the GET until its body has arrived. Server RSS from /proc/<pid>/status (VmRSS idle, VmHWM peak).' +
             ' PATCH: sequential requests on one connection, pets spread over the whole id range, each one committed before the next is sent.' +
-            ' Event-loop delay: the server\'s own `nodejs_eventloop_lag_max_seconds` (prom-client, monitorEventLoopDelay at 10 ms resolution),' +
+            " Event-loop delay: the server's own `nodejs_eventloop_lag_max_seconds` (prom-client, monitorEventLoopDelay at 10 ms resolution)," +
             ' read from its metrics listener just before and just after each step (each read resets it). Node records the whole gap between' +
             ' two ticks of a 10 ms timer, so an idle loop reads about 10 ms; no stretch the loop was held is longer than the figure, which' +
             ' also counts any time the OS or the hypervisor did not run the process.',
@@ -350,7 +408,7 @@ export function markdown(info: RunInfo, rows: readonly Row[], huge: readonly Hug
     ...mdTable(goalTable(goalLines, true)),
     '',
     'Goals were stated for SQLite (the default backend), with the PostgreSQL ratios and the 1,000,000-entry goals beside them.' +
-      ' Everything — server, PostgreSQL, wrk, the bench — shares the machine\'s cores, so absolute figures move from run to run;' +
+      " Everything — server, PostgreSQL, wrk, the bench — shares the machine's cores, so absolute figures move from run to run;" +
       ' the ratios within one run are the point.',
     '',
   ].join('\n')

@@ -8,14 +8,46 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { availableBackends } from './backends.js'
 import {
-  CONNECTIONS, DURATION_SECONDS, FIRST_PET_ID, HUGE_INVENTORY, LARGE_INVENTORY, LOAD_GRACE_MS, ORDER_STOCK, RUN_HUGE,
-  ROUNDS, SCENARIO_IDS, SMALL_INVENTORY, WARMUP_SECONDS, WRK_THREADS,
+  CONNECTIONS,
+  DURATION_SECONDS,
+  FIRST_PET_ID,
+  HUGE_INVENTORY,
+  LARGE_INVENTORY,
+  LOAD_GRACE_MS,
+  ORDER_STOCK,
+  RUN_HUGE,
+  ROUNDS,
+  SCENARIO_IDS,
+  SMALL_INVENTORY,
+  WARMUP_SECONDS,
+  WRK_THREADS,
 } from './config.js'
 import { runHuge, type HugeResult } from './huge.js'
 import { cpuPerRequest, runLoad, wrkVersion, type LoadSpec, type Measured } from './load.js'
 import { cpuTimeOf, killAllChildren, machineTicks, stealPercent } from './procs.js'
-import { consoleReport, cpuText, goals, loadAverage, machine, medianBy, rowProblem, writeMarkdown, type Row, type RunInfo } from './report.js'
-import { checkGet, checkOrder, checkPatch, makeDataset, startCeiling, startService, type Ceiling, type Dataset, type Running } from './targets.js'
+import {
+  consoleReport,
+  cpuText,
+  goals,
+  loadAverage,
+  machine,
+  medianBy,
+  rowProblem,
+  writeMarkdown,
+  type Row,
+  type RunInfo,
+} from './report.js'
+import {
+  checkGet,
+  checkOrder,
+  checkPatch,
+  makeDataset,
+  startCeiling,
+  startService,
+  type Ceiling,
+  type Dataset,
+  type Running,
+} from './targets.js'
 
 interface Scenario {
   id: string
@@ -35,7 +67,9 @@ const ALL_SCENARIOS: readonly Scenario[] = [
 ]
 const unknownIds = SCENARIO_IDS?.filter((id) => !ALL_SCENARIOS.some((s) => s.id === id)) ?? []
 if (unknownIds.length > 0) {
-  console.error(`bench: BENCH_SCENARIOS names unknown scenarios: ${unknownIds.join(', ')} (known: ${ALL_SCENARIOS.map((s) => s.id).join(', ')})`)
+  console.error(
+    `bench: BENCH_SCENARIOS names unknown scenarios: ${unknownIds.join(', ')} (known: ${ALL_SCENARIOS.map((s) => s.id).join(', ')})`,
+  )
   process.exit(1)
 }
 const SCENARIOS = ALL_SCENARIOS.filter((s) => SCENARIO_IDS === undefined || SCENARIO_IDS.includes(s.id))
@@ -51,7 +85,9 @@ const BASELINE = process.env.BENCH_BASELINE ? resolve(process.env.BENCH_BASELINE
 const BASELINE_LABEL = process.env.BENCH_BASELINE_LABEL ?? BASELINE
 const RESULTS = join(ROOT, 'bench/RESULTS.md')
 
-const log = (msg: string): void => { console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`) }
+const log = (msg: string): void => {
+  console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`)
+}
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err))
 
 const WRK = wrkVersion()
@@ -86,7 +122,6 @@ async function measure(scenario: Scenario, running: Running, dataset: Dataset): 
   return { ...measured, ...cpuPerRequest(cpuBefore, cpuAfter, measured.completed), ...(stealPct === undefined ? {} : { stealPct }) }
 }
 
-
 /** A scenario's target: its row (every round's run lands there) and how to start it afresh. */
 interface Target {
   row: Row
@@ -94,7 +129,13 @@ interface Target {
 }
 
 /** Starts a target, checks one request, measures, always stops it. Failures land in the row. */
-async function runTarget(row: Row, scenario: Scenario, dataset: Dataset, start: () => Promise<Running>, round: number): Promise<Buffer | undefined> {
+async function runTarget(
+  row: Row,
+  scenario: Scenario,
+  dataset: Dataset,
+  start: () => Promise<Running>,
+  round: number,
+): Promise<Buffer | undefined> {
   log(`${scenario.id} / ${row.target}: starting (round ${round + 1} of ${ROUNDS})`)
   let body: Buffer | undefined
   let error: unknown
@@ -126,7 +167,9 @@ async function runTarget(row: Row, scenario: Scenario, dataset: Dataset, start: 
   if (problem !== undefined) log(`  WARNING ${scenario.id} / ${row.target}: ${problem}`)
   else if (row.runs.length > 0) {
     const m = row.runs[row.runs.length - 1]!
-    log(`  ${m.rps.toFixed(0)} req/s, p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms, server CPU ${cpuText(m)} µs/req (user+sys), CPU steal ${m.stealPct === undefined ? '-' : m.stealPct.toFixed(0)} %`)
+    log(
+      `  ${m.rps.toFixed(0)} req/s, p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms, server CPU ${cpuText(m)} µs/req (user+sys), CPU steal ${m.stealPct === undefined ? '-' : m.stealPct.toFixed(0)} %`,
+    )
   }
   return body
 }
@@ -137,14 +180,22 @@ async function main(): Promise<number> {
     return 1
   }
   const info: RunInfo = {
-    date: new Date().toISOString(), wrk: WRK ?? 'wrk', threads: WRK_THREADS, connections: CONNECTIONS,
-    durationSeconds: DURATION_SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS, loadAverage: loadAverage(),
+    date: new Date().toISOString(),
+    wrk: WRK ?? 'wrk',
+    threads: WRK_THREADS,
+    connections: CONNECTIONS,
+    durationSeconds: DURATION_SECONDS,
+    warmupSeconds: WARMUP_SECONDS,
+    rounds: ROUNDS,
+    loadAverage: loadAverage(),
     backends: BACKENDS.map((b) => b.name),
     ...(BASELINE_LABEL !== undefined && { baseline: BASELINE_LABEL }),
   }
   log(`machine: ${machine()}, Node ${process.version}; load average ${info.loadAverage.toFixed(2)}`)
-  log(`load generator: ${info.wrk}, -t${WRK_THREADS} -c${CONNECTIONS}; ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s per run, ${ROUNDS} rounds; ` +
-    `backends: ${info.backends.join(', ')}`)
+  log(
+    `load generator: ${info.wrk}, -t${WRK_THREADS} -c${CONNECTIONS}; ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s per run, ${ROUNDS} rounds; ` +
+      `backends: ${info.backends.join(', ')}`,
+  )
   log(`service: ${CLI}`)
   if (BASELINE !== undefined) log(`baseline: ${BASELINE_LABEL}`)
 
@@ -166,11 +217,16 @@ async function main(): Promise<number> {
       const ds = await datasetOf(scenario.size, scenario.stock)
       let serviceBody: Buffer | undefined
       let serviceTarget = ''
-      const target = (name: string, start: () => Promise<Running>): Target => ({ row: { scenario: scenario.id, target: name, runs: [] }, start })
+      const target = (name: string, start: () => Promise<Running>): Target => ({
+        row: { scenario: scenario.id, target: name, runs: [] },
+        start,
+      })
       const services = BACKENDS.map((backend) => target(`service/${backend.name}`, () => startService(CLI, backend, ds, scenario.id)))
       const baselines =
         BASELINE !== undefined && !scenario.newerThanBaseline
-          ? BACKENDS.map((backend) => target(`baseline/${backend.name}`, () => startService(BASELINE, backend, ds, `${scenario.id}-baseline`)))
+          ? BACKENDS.map((backend) =>
+              target(`baseline/${backend.name}`, () => startService(BASELINE, backend, ds, `${scenario.id}-baseline`)),
+            )
           : []
       // The ceilings answer GET with the exact bytes the service returned (same items either way; checked).
       const ceilings = CEILINGS.map((ceiling) => target(ceiling, () => startCeiling(ceiling, ds, dir, serviceBody)))
@@ -188,7 +244,9 @@ async function main(): Promise<number> {
             serviceBody = body
             serviceTarget = row.target
             if (!serviceBody.equals(ds.expectedBody)) {
-              log(`  note: service body (${serviceBody.length} B) differs in bytes from JSON.stringify (${ds.expectedBody.length} B); the ceilings serve the service's bytes`)
+              log(
+                `  note: service body (${serviceBody.length} B) differs in bytes from JSON.stringify (${ds.expectedBody.length} B); the ceilings serve the service's bytes`,
+              )
             }
           }
         }
@@ -227,18 +285,28 @@ async function main(): Promise<number> {
 // Hard upper bound on the whole run: each wrk run (warm-up + duration + grace + start/stop/import allowance),
 // plus 6 minutes per backend for the 1,000,000-entry section.
 const runs = ROUNDS * SCENARIOS.length * (BACKENDS.length * (BASELINE === undefined ? 1 : 2) + CEILINGS.length)
-const budgetMs = runs * ((WARMUP_SECONDS + DURATION_SECONDS) * 1000 + 2 * LOAD_GRACE_MS + 60_000) +
-  (RUN_HUGE ? BACKENDS.length * 360_000 : 0)
+const budgetMs =
+  runs * ((WARMUP_SECONDS + DURATION_SECONDS) * 1000 + 2 * LOAD_GRACE_MS + 60_000) + (RUN_HUGE ? BACKENDS.length * 360_000 : 0)
 const watchdog = setTimeout(() => {
   console.error(`bench: exceeded ${Math.round(budgetMs / 1000)} s overall; killing servers`)
   killAllChildren()
   process.exit(1)
 }, budgetMs)
 watchdog.unref()
-process.once('SIGINT', () => { killAllChildren(); process.exit(130) })
-
-main().then((code) => { process.exitCode = code }, (err: unknown) => {
-  console.error('bench crashed:', err)
+process.once('SIGINT', () => {
   killAllChildren()
-  process.exitCode = 1
-}).finally(() => clearTimeout(watchdog))
+  process.exit(130)
+})
+
+main()
+  .then(
+    (code) => {
+      process.exitCode = code
+    },
+    (err: unknown) => {
+      console.error('bench crashed:', err)
+      killAllChildren()
+      process.exitCode = 1
+    },
+  )
+  .finally(() => clearTimeout(watchdog))

@@ -8,7 +8,11 @@ import type { Backend } from './backends.js'
 import { CLI_TIMEOUT_MS, FIRST_PET_ID } from './config.js'
 import { freePort, HOST, runNode, startServer, type ServerHandle } from './procs.js'
 
-export interface Item { petId: number, quantity: number, status: 'available' | 'pending' | 'sold' }
+export interface Item {
+  petId: number
+  quantity: number
+  status: 'available' | 'pending' | 'sold'
+}
 
 export interface Dataset {
   items: Item[]
@@ -41,7 +45,10 @@ export type Ceiling = keyof typeof CEILING_SCRIPTS
  */
 export async function makeDataset(dir: string, size: number, withCsv = false, stock?: number): Promise<Dataset> {
   let seed = 0x2545f491 ^ size
-  const next = (): number => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return seed }
+  const next = (): number => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0
+    return seed
+  }
   const items: Item[] = []
   for (let i = 0; i < size; i++) {
     const quantity = next() % 100_000
@@ -86,7 +93,17 @@ export async function startService(cli: string, backend: Backend, dataset: Datas
     const token = await createKey(cli, env)
     await runNode(cli, ['import', 'inventory', dataset.file], env, CLI_TIMEOUT_MS)
     const server = await serve(cli, backend, env)
-    return { server, token, stop: async () => { try { await server.stop() } finally { await db.dispose() } } }
+    return {
+      server,
+      token,
+      stop: async () => {
+        try {
+          await server.stop()
+        } finally {
+          await db.dispose()
+        }
+      },
+    }
   } catch (err) {
     await db.dispose()
     throw err
@@ -125,7 +142,8 @@ export function sameItems(value: unknown, items: readonly Item[]): boolean {
 /** GET /v1/inventory once; throws unless it is 200 with exactly the dataset. Returns the body bytes. */
 export async function checkGet(running: Running, dataset: Dataset): Promise<Buffer> {
   const res = await fetch(`${running.server.baseUrl}/v1/inventory`, {
-    headers: { authorization: `Bearer ${running.token}` }, signal: AbortSignal.timeout(10_000),
+    headers: { authorization: `Bearer ${running.token}` },
+    signal: AbortSignal.timeout(10_000),
   })
   const body = Buffer.from(await res.arrayBuffer())
   if (res.status !== 200) throw new Error(`${running.server.label}: GET /v1/inventory -> ${res.status}: ${body.toString().slice(0, 300)}`)
@@ -148,7 +166,9 @@ export async function checkPatch(running: Running, dataset: Dataset): Promise<vo
   const text = await res.text()
   const expected = { petId: pet.petId, quantity: 7, status: pet.status }
   if (res.status !== 200 || !isDeepStrictEqual(pick([JSON.parse(text)]), [expected])) {
-    throw new Error(`${running.server.label}: PATCH /v1/inventory/${pet.petId} -> ${res.status} ${text.slice(0, 300)}, expected 200 ${JSON.stringify(expected)}`)
+    throw new Error(
+      `${running.server.label}: PATCH /v1/inventory/${pet.petId} -> ${res.status} ${text.slice(0, 300)}, expected 200 ${JSON.stringify(expected)}`,
+    )
   }
 }
 
@@ -156,7 +176,7 @@ export async function checkPatch(running: Running, dataset: Dataset): Promise<vo
 const ORDER_KEYS = ['id', 'petId', 'quantity', 'status', 'placedAt', 'updatedAt']
 const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$/
 
-async function postOrder(running: Running, body: object): Promise<{ status: number, text: string, location: string | null }> {
+async function postOrder(running: Running, body: object): Promise<{ status: number; text: string; location: string | null }> {
   const res = await fetch(`${running.server.baseUrl}/v1/store/orders`, {
     method: 'POST',
     headers: { authorization: `Bearer ${running.token}`, 'content-type': 'application/json' },
@@ -168,7 +188,8 @@ async function postOrder(running: Running, body: object): Promise<{ status: numb
 
 async function getJson(running: Running, path: string): Promise<unknown> {
   const res = await fetch(`${running.server.baseUrl}${path}`, {
-    headers: { authorization: `Bearer ${running.token}` }, signal: AbortSignal.timeout(10_000),
+    headers: { authorization: `Bearer ${running.token}` },
+    signal: AbortSignal.timeout(10_000),
   })
   const text = await res.text()
   if (res.status !== 200) throw new Error(`${running.server.label}: GET ${path} -> ${res.status}: ${text.slice(0, 300)}`)
@@ -188,8 +209,11 @@ export async function checkOrder(running: Running, dataset: Dataset, durable: bo
   if (pet.quantity < 1) throw new Error(`pet ${pet.petId} has no stock to order`)
   const quantity = Math.min(3, pet.quantity)
   const placed = await postOrder(running, { petId: pet.petId, quantity })
-  const fail = (why: string): Error => new Error(`${label}: POST /v1/store/orders {"petId":${pet.petId},"quantity":${quantity}} -> ` +
-    `${placed.status} ${placed.text.slice(0, 300)}: ${why}`)
+  const fail = (why: string): Error =>
+    new Error(
+      `${label}: POST /v1/store/orders {"petId":${pet.petId},"quantity":${quantity}} -> ` +
+        `${placed.status} ${placed.text.slice(0, 300)}: ${why}`,
+    )
   if (placed.status !== 201) throw fail('expected 201')
   const order = JSON.parse(placed.text) as Record<string, unknown>
   if (!isDeepStrictEqual(Object.keys(order), ORDER_KEYS)) throw fail(`expected the keys ${ORDER_KEYS.join(', ')}`)
@@ -205,20 +229,32 @@ export async function checkOrder(running: Running, dataset: Dataset, durable: bo
 
   const left = pet.quantity - quantity
   const tooMany = await postOrder(running, { petId: pet.petId, quantity: left + 1 })
-  if (tooMany.status !== 409) throw new Error(`${label}: an order for ${left + 1} units (${left} left) -> ${tooMany.status} ${tooMany.text.slice(0, 300)}, expected 409`)
+  if (tooMany.status !== 409)
+    throw new Error(
+      `${label}: an order for ${left + 1} units (${left} left) -> ${tooMany.status} ${tooMany.text.slice(0, 300)}, expected 409`,
+    )
   const absent = FIRST_PET_ID + dataset.items.length
   const unknown = await postOrder(running, { petId: absent, quantity: 1 })
-  if (unknown.status !== 404) throw new Error(`${label}: an order for pet ${absent} (no entry) -> ${unknown.status} ${unknown.text.slice(0, 300)}, expected 404`)
+  if (unknown.status !== 404)
+    throw new Error(`${label}: an order for pet ${absent} (no entry) -> ${unknown.status} ${unknown.text.slice(0, 300)}, expected 404`)
   if (!durable) return
 
-  const entry = await getJson(running, `/v1/inventory/${pet.petId}`) as Partial<Item>
-  if (entry.quantity !== left) throw new Error(`${label}: after the order, pet ${pet.petId} holds ${String(entry.quantity)}, expected ${pet.quantity} - ${quantity} = ${left}`)
+  const entry = (await getJson(running, `/v1/inventory/${pet.petId}`)) as Partial<Item>
+  if (entry.quantity !== left)
+    throw new Error(
+      `${label}: after the order, pet ${pet.petId} holds ${String(entry.quantity)}, expected ${pet.quantity} - ${quantity} = ${left}`,
+    )
   const changes = await getJson(running, `/v1/inventory/changes?petId=${pet.petId}`)
   const row = Array.isArray(changes)
     ? (changes as Array<Record<string, unknown>>).find((c) => c.reason === 'order' && c.orderId === id)
     : undefined
-  if (row === undefined) throw new Error(`${label}: GET /v1/inventory/changes?petId=${pet.petId} has no row with reason "order" and orderId ${id}: ${JSON.stringify(changes).slice(0, 300)}`)
+  if (row === undefined)
+    throw new Error(
+      `${label}: GET /v1/inventory/changes?petId=${pet.petId} has no row with reason "order" and orderId ${id}: ${JSON.stringify(changes).slice(0, 300)}`,
+    )
   if (row.previousQuantity !== pet.quantity || row.quantity !== left) {
-    throw new Error(`${label}: the ledger row of order ${id} says ${String(row.previousQuantity)} -> ${String(row.quantity)}, expected ${pet.quantity} -> ${left}`)
+    throw new Error(
+      `${label}: the ledger row of order ${id} says ${String(row.previousQuantity)} -> ${String(row.quantity)}, expected ${pet.quantity} -> ${left}`,
+    )
   }
 }

@@ -8,16 +8,17 @@ import { registerAdmission } from './http/admission.js'
 import { healthRoutes } from './http/health.routes.js'
 import { Lifecycle } from './http/lifecycle.js'
 import { documentRateLimits, RateLimits } from './http/rate-limit.js'
-import {
-  handleClientError,
-  handleError,
-  methodNotAllowedForServedPaths,
-  registerErrorHandling,
-} from './http/errors.js'
+import { handleClientError, handleError, methodNotAllowedForServedPaths, registerErrorHandling } from './http/errors.js'
 import { API_PREFIX, registerOpenApi } from './http/openapi.js'
 import { refuseUndeclaredQueries } from './http/declared-query.js'
 import { inventoryRoutes } from './inventory/inventory.routes.js'
-import { ChangeReasonSchema, InventoryChangeSchema, InventoryItemSchema, InventoryUpdateSchema, PetStatusSchema } from './inventory/inventory.schema.js'
+import {
+  ChangeReasonSchema,
+  InventoryChangeSchema,
+  InventoryItemSchema,
+  InventoryUpdateSchema,
+  PetStatusSchema,
+} from './inventory/inventory.schema.js'
 import { changesRoutes } from './inventory/changes.routes.js'
 import { OrderCreateSchema, OrderSchema, OrderStatusSchema, OrderUpdateSchema } from './orders/order.schema.js'
 import { ordersRoutes } from './orders/orders.routes.js'
@@ -128,8 +129,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       `${API_PREFIX}${PET_LOOKUP_URL}`,
       petLookup,
     ),
-    schemaErrorFormatter: (errors, dataVar) =>
-      new Error(errors[0] ? describeValidationError(errors[0], dataVar) : `${dataVar} is invalid`),
+    schemaErrorFormatter: (errors, dataVar) => new Error(errors[0] ? describeValidationError(errors[0], dataVar) : `${dataVar} is invalid`),
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   const ajv = createValidator(SHARED_SCHEMAS)
@@ -192,7 +192,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   )
   const deprecatedCalls = new DeprecatedCallCounter(deps.storage, {
     flushMs: config.deprecatedCallsFlushMs,
-    onFlushError: (error, keys) => app.log.error({ err: error, keys }, 'cannot write the counts of deprecated calls; they are kept for the next try'),
+    onFlushError: (error, keys) =>
+      app.log.error({ err: error, keys }, 'cannot write the counts of deprecated calls; they are kept for the next try'),
   })
   // Storage must still be open: server.ts closes it only after the app.
   app.addHook('onClose', () => deprecatedCalls.close())

@@ -96,7 +96,9 @@ async function deprecations(args: string[]) {
   const { values } = parseArgs({ args, options: { json: { type: 'boolean' } } })
   const rows = await withStorage((storage) => new PetsService(storage).deprecatedCalls())
   if (values.json) {
-    process.stdout.write(`${JSON.stringify(rows.map(({ keyId, name, calls, firstCall, lastCall }) => ({ keyId, name, calls, firstCall, lastCall })))}\n`)
+    process.stdout.write(
+      `${JSON.stringify(rows.map(({ keyId, name, calls, firstCall, lastCall }) => ({ keyId, name, calls, firstCall, lastCall })))}\n`,
+    )
     return
   }
   process.stdout.write(
@@ -128,7 +130,9 @@ async function history(args: string[]) {
   const cell = (value: unknown) => (value === null ? '-' : String(value))
   process.stdout.write(
     `${['SEQ\tAT\tREASON\tFROM\tTO\tORDER\tKEY\tREQUEST']
-      .concat(changes.map((c) => [c.seq, c.at, c.reason, c.previousQuantity, c.quantity, c.orderId, c.keyId, c.requestId].map(cell).join('\t')))
+      .concat(
+        changes.map((c) => [c.seq, c.at, c.reason, c.previousQuantity, c.quantity, c.orderId, c.keyId, c.requestId].map(cell).join('\t')),
+      )
       .join('\n')}\n`,
   )
 }

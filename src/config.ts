@@ -308,7 +308,8 @@ const VARIABLES: Record<string, Variable> = {
   },
   PET_LOOKUP_SUNSET_AT: {
     key: 'petLookupSunsetAt',
-    allowed: 'an RFC 3339 date-time, not before PET_LOOKUP_DEPRECATED_AT (GET /v1/pets/{petId} sends it as Sunset, and answers 410 from then on)',
+    allowed:
+      'an RFC 3339 date-time, not before PET_LOOKUP_DEPRECATED_AT (GET /v1/pets/{petId} sends it as Sunset, and answers 410 from then on)',
     schema: rfc3339,
     convert: parseRfc3339,
     default: () => '2027-07-01T00:00:00Z',

@@ -78,7 +78,11 @@ async function listen(config: Config, storage: Storage, metrics: Metrics | undef
   let metricsServer: MetricsServer | undefined
   if (metrics && !cluster.isWorker) {
     try {
-      metricsServer = await startMetricsServer(metrics.scrape, { host: config.metricsHost, port: config.metricsPort!, token: config.metricsToken }, app.log)
+      metricsServer = await startMetricsServer(
+        metrics.scrape,
+        { host: config.metricsHost, port: config.metricsPort!, token: config.metricsToken },
+        app.log,
+      )
     } catch (error) {
       await close()
       throw error

@@ -50,9 +50,7 @@ export function excerpt(text: string, max = 40): string {
  * Path parameters arrive as text, and a JSON-schema integer check would go through a double and lose
  * digits beyond 2^53. Parameters declared `format: int64` are parsed exactly to bigint instead.
  */
-export function compileParamsValidator(schema: {
-  properties?: Record<string, { type?: string; format?: string }>
-}) {
+export function compileParamsValidator(schema: { properties?: Record<string, { type?: string; format?: string }> }) {
   const props = Object.entries(schema.properties ?? {})
   for (const [name, prop] of props) {
     if (prop.format !== 'int64') throw new Error(`path parameter ${name}: only int64 parameters are supported`)

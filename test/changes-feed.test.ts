@@ -34,11 +34,14 @@ if (!postgres) {
     before(async () => {
       ;[a, b] = suite.servers as [TestServer, TestServer]
       token = suite.token
-      await importInventory(a, PETS.map((petId) => ({ petId, quantity: 1000 })))
+      await importInventory(
+        a,
+        PETS.map((petId) => ({ petId, quantity: 1000 })),
+      )
     })
 
     test('When a writer holds the seq before a PATCH through another instance, then the PATCH waits and the feed never shows its seq first', async () => {
-      const last = ((await getChanges(a, token, "after=0&limit=1000")).body as InventoryChange[]).at(-1)!.seq
+      const last = ((await getChanges(a, token, 'after=0&limit=1000')).body as InventoryChange[]).at(-1)!.seq
       // A writer of another process, mid-transaction: it has taken seq last+1 under the inventory lock.
       const held = new pg.Client({ connectionString: suite.database.url })
       await held.connect()
@@ -153,7 +156,11 @@ if (!postgres) {
         const seqs = new Set(seen.map((s) => s.seq))
         const missed = full.filter((r) => !seqs.has(r.seq)).map((r) => r.seq)
         assert.deepEqual(missed.slice(0, 20), [], `reader ${i} missed ${missed.length} changes`)
-        assert.deepEqual(seen.map((r) => r.seq), full.map((r) => r.seq), `reader ${i}`)
+        assert.deepEqual(
+          seen.map((r) => r.seq),
+          full.map((r) => r.seq),
+          `reader ${i}`,
+        )
         assert.deepEqual(seen, full, `reader ${i}: rows never change once seen`)
       }
     })

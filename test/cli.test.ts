@@ -37,7 +37,11 @@ for (const backend of BACKENDS) {
     const entry = async (petId: bigint) => (await get()).body.find((i: { petId: bigint }) => i.petId === petId)
     /** The id `keys list` shows for the active key with this name. */
     const idOf = async (name: string) => {
-      const rows = (await cli('keys', 'list')).stdout.trim().split('\n').slice(1).map((l) => l.split('\t'))
+      const rows = (await cli('keys', 'list')).stdout
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((l) => l.split('\t'))
       return rows.find((r) => r[1] === name && r[4] === '-')?.[0]
     }
 
@@ -76,8 +80,14 @@ for (const backend of BACKENDS) {
       ok(result)
       const lines = result.stdout.trim().split('\n')
       assert.match(lines[0]!, /^ID\tNAME/)
-      assert.ok(lines.some((l) => /^\d+\tlisted\t/.test(l)), result.stdout)
-      assert.ok(lines.some((l) => /^\d+\tsuite\t/.test(l)), result.stdout)
+      assert.ok(
+        lines.some((l) => /^\d+\tlisted\t/.test(l)),
+        result.stdout,
+      )
+      assert.ok(
+        lines.some((l) => /^\d+\tsuite\t/.test(l)),
+        result.stdout,
+      )
       assert.doesNotMatch(result.stdout, /psk_/)
       for (const token of issued) {
         const secret = token.slice(4)
@@ -131,21 +141,37 @@ for (const backend of BACKENDS) {
       ok(await cli('import', 'inventory', path))
       rmSync(join(path, '..'), { recursive: true, force: true })
       const res = await get()
-      for (const [petId, quantity, status] of [[INT64_MAX, 5, 'available'], [ABOVE_DOUBLE, 6, 'pending'], [INT64_MIN, 7, 'sold']] as const) {
+      for (const [petId, quantity, status] of [
+        [INT64_MAX, 5, 'available'],
+        [ABOVE_DOUBLE, 6, 'pending'],
+        [INT64_MIN, 7, 'sold'],
+      ] as const) {
         assert.deepEqual(await entry(petId), { petId, quantity, status })
         assert.ok(res.text.includes(`"petId":${petId},`), `${petId} digit for digit`)
       }
     })
 
     test('When a CSV file with extreme petIds is imported, then the running server lists them exactly', async () => {
-      ok(await cli('import', 'inventory', file('.csv', `petId,quantity,status\n${INT64_MAX - 1n},8,sold\n${ABOVE_DOUBLE + 2n},9,available\n`)))
+      ok(
+        await cli(
+          'import',
+          'inventory',
+          file('.csv', `petId,quantity,status\n${INT64_MAX - 1n},8,sold\n${ABOVE_DOUBLE + 2n},9,available\n`),
+        ),
+      )
       assert.deepEqual(await entry(INT64_MAX - 1n), { petId: INT64_MAX - 1n, quantity: 8, status: 'sold' })
       assert.deepEqual(await entry(ABOVE_DOUBLE + 2n), { petId: ABOVE_DOUBLE + 2n, quantity: 9, status: 'available' })
       assert.equal(await entry(ABOVE_DOUBLE + 1n), undefined, '2^53 + 3 must not round to 2^53 + 2')
     })
 
     test('When entries are imported again, then quantity and status are replaced and other entries are untouched', async () => {
-      ok(await cli('import', 'inventory', file('.json', '[{"petId":500,"quantity":1,"status":"available"},{"petId":501,"quantity":2,"status":"available"}]')))
+      ok(
+        await cli(
+          'import',
+          'inventory',
+          file('.json', '[{"petId":500,"quantity":1,"status":"available"},{"petId":501,"quantity":2,"status":"available"}]'),
+        ),
+      )
       ok(await cli('import', 'inventory', file('.csv', 'status,petId,quantity\npending,500,40\n')))
       assert.deepEqual(await entry(500n), { petId: 500n, quantity: 40, status: 'pending' })
       assert.deepEqual(await entry(501n), { petId: 501n, quantity: 2, status: 'available' })
@@ -161,7 +187,11 @@ for (const backend of BACKENDS) {
     // the CLI does with a refusal of each kind: a bad entry, a bad line, a bad file, no file.
     const invalid: [string, readonly [string, string] | 'missing', RegExp[]][] = [
       ['a string quantity in JSON', json('{"petId":2,"quantity":"5","status":"available"}'), [/entry 2/, /quantity/, /integer/]],
-      ['a duplicate petId', json('{"petId":1,"quantity":1,"status":"sold"}'), [/^Error: entry 2: petId 1 appears twice \(first at entry 1\)$/m]],
+      [
+        'a duplicate petId',
+        json('{"petId":1,"quantity":1,"status":"sold"}'),
+        [/^Error: entry 2: petId 1 appears twice \(first at entry 1\)$/m],
+      ],
       ['JSON that is not an array', ['.json', good], [/array/]],
       ['a CSV header with a wrong column', ['.csv', 'petId,qty,status\n1,777,sold\n'], [/line 1/, /header/, /qty/]],
       ['an unknown CSV status', csv('2,1,lost'), [/line 3/, /status/]],
@@ -199,7 +229,8 @@ for (const backend of BACKENDS) {
         assert.match(result.stderr, /Imported \d+/)
         assert.deepEqual(await entry(1n), { petId: 1n, quantity: 12, status: 'available' })
         assert.deepEqual(await entry(3n), { petId: 3n, quantity: 4, status: 'pending' })
-        if (example === 'inventory.json') assert.deepEqual(await entry(ABOVE_DOUBLE), { petId: ABOVE_DOUBLE, quantity: 1, status: 'available' })
+        if (example === 'inventory.json')
+          assert.deepEqual(await entry(ABOVE_DOUBLE), { petId: ABOVE_DOUBLE, quantity: 1, status: 'available' })
       })
     }
   })
@@ -235,7 +266,16 @@ describe('petstore usage', () => {
       const result = await runCli(args, {})
       assert.equal(result.code, 0)
       assert.match(result.stdout, /^Usage: petstore/)
-      for (const command of ['serve', 'migrate', 'keys create', 'keys list', 'keys revoke', 'import inventory', 'import pets', 'deprecations']) {
+      for (const command of [
+        'serve',
+        'migrate',
+        'keys create',
+        'keys list',
+        'keys revoke',
+        'import inventory',
+        'import pets',
+        'deprecations',
+      ]) {
         assert.ok(result.stdout.includes(command), command)
       }
       assert.equal(result.stderr, '')
@@ -267,7 +307,12 @@ describe('petstore import: memory stays bounded whatever one record holds', () =
         message: /^Error: Not valid CSV: line 3: the record is larger than the limit of 65536 characters$/m,
       },
       {
-        path: bigFile('.json', '[{"petId":1,"quantity":777,"status":"sold"},\n{"petId":2,"quantity":1,"status":"', 'x', '"},{"petId":3,"quantity":1,"status":"sold"}]'),
+        path: bigFile(
+          '.json',
+          '[{"petId":1,"quantity":777,"status":"sold"},\n{"petId":2,"quantity":1,"status":"',
+          'x',
+          '"},{"petId":3,"quantity":1,"status":"sold"}]',
+        ),
         message: /^Error: entry 2: larger than the limit of 65536 characters a record may hold$/m,
       },
     ]

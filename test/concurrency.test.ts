@@ -27,7 +27,10 @@ for (const backend of BACKENDS) {
       const values = Array.from({ length: 100 }, (_, i) => i + 1)
       const results = await Promise.all(values.map((q) => patch(7, q)))
       assert.ok(results.every((r) => r.status === 200))
-      assert.deepEqual(results.map((r) => r.body.quantity).sort((a, b) => a - b), values)
+      assert.deepEqual(
+        results.map((r) => r.body.quantity).sort((a, b) => a - b),
+        values,
+      )
       const stored = (await suite.server.request('GET', '/v1/inventory', { token: suite.token })).body.find(
         (i: { petId: bigint }) => i.petId === 7n,
       )
@@ -42,10 +45,7 @@ for (const backend of BACKENDS) {
       for (let round = 0; round < 20; round++) {
         const q = 5000 + round
         assert.equal((await patch(3, q)).status, 200)
-        const [a, b] = await Promise.all([
-          suite.server.request('GET', '/v1/inventory', { token: suite.token }),
-          patch(4, q),
-        ])
+        const [a, b] = await Promise.all([suite.server.request('GET', '/v1/inventory', { token: suite.token }), patch(4, q)])
         assert.equal(a.body.find((i: { petId: bigint }) => i.petId === 3n).quantity, q)
         assert.equal(b.status, 200)
       }

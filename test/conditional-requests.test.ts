@@ -130,15 +130,13 @@ for (const backend of BACKENDS) {
         const loser = first.status === 412 ? first : second
         assert.deepEqual(loser.body, { code: 'precondition_failed', message: loser.body.message, status: 412 })
         const winner = first.status === 200 ? 1 : 2
-        assert.equal((await read(petId)).quantity, winner, 'the stored value is the winner\'s')
+        assert.equal((await read(petId)).quantity, winner, "the stored value is the winner's")
       }
     })
 
     test('When many clients race with the same tag in one burst, then one update applies and the rest get 412', async () => {
       const { tag } = await read(1)
-      const results = await Promise.all(
-        Array.from({ length: 30 }, (_, i) => patch(suite.servers[i % 2]!, 1, 1000 + i, tag)),
-      )
+      const results = await Promise.all(Array.from({ length: 30 }, (_, i) => patch(suite.servers[i % 2]!, 1, 1000 + i, tag)))
       const winners = results.filter((r) => r.status === 200)
       assert.equal(winners.length, 1, results.map((r) => r.status).join(','))
       assert.equal(results.filter((r) => r.status === 412).length, 29)

@@ -60,7 +60,10 @@ describe('configuration', () => {
   })
 
   test('When the database cannot be opened, then serve exits 1 with one line naming it, without its password', async () => {
-    for (const url of ['postgres://postgres:s3cret@127.0.0.1:1/petstore', `sqlite:${join(dir, 'db-')}/../${'x'.repeat(300)}/y/petstore.db`]) {
+    for (const url of [
+      'postgres://postgres:s3cret@127.0.0.1:1/petstore',
+      `sqlite:${join(dir, 'db-')}/../${'x'.repeat(300)}/y/petstore.db`,
+    ]) {
       const outcome = await serve({ DATABASE_URL: url, DB_TIMEOUT_MS: '1000' })
       assert.equal(outcome.code, 1, outcome.stderr)
       assert.match(outcome.stderr, /^Error: Cannot open the database \S+: .+\n$/)

@@ -31,7 +31,7 @@ for (const backend of BACKENDS) {
   describe(`calls of the deprecated pet lookup, counted per key (${backend.name})`, () => {
     const resources = useResources()
 
-    test('When two instances serve calls and shut down, then the CLI shows each key\'s exact sum, with its first and last call', async () => {
+    test("When two instances serve calls and shut down, then the CLI shows each key's exact sum, with its first and last call", async () => {
       const database = await resources.database(backend)
       const alice = await createKey(database.url, 'alice')
       const bob = await createKey(database.url, 'bob')
@@ -89,10 +89,16 @@ for (const backend of BACKENDS) {
       }
       await Promise.all([lookUp(a, carol, 5), lookUp(b, carol, 6)])
       const first = await settle(11)
-      assert.deepEqual(first.map((r) => [r.name, r.calls]), [['carol', 11]])
+      assert.deepEqual(
+        first.map((r) => [r.name, r.calls]),
+        [['carol', 11]],
+      )
       await Promise.all([lookUp(a, carol, 2), lookUp(b, carol, 3)])
       const second = await settle(16)
-      assert.deepEqual(second.map((r) => [r.name, r.calls]), [['carol', 16]])
+      assert.deepEqual(
+        second.map((r) => [r.name, r.calls]),
+        [['carol', 16]],
+      )
       assert.equal(second[0]!.firstCall, first[0]!.firstCall, 'the first call stays the first')
       assert.ok(second[0]!.lastCall > first[0]!.lastCall, 'the last call moves on')
       assert.deepEqual(await Promise.all([a.stop(), b.stop()]), [0, 0])

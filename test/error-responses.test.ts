@@ -73,8 +73,7 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     },
     412: {
       phase: 'healthy',
-      send: (s, token) =>
-        s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 1 }, headers: { 'if-match': '"stale"' } }),
+      send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 1 }, headers: { 'if-match': '"stale"' } }),
     },
     413: {
       phase: 'healthy',
@@ -127,12 +126,18 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
       code: 'insufficient_stock',
       send: (s, token) => s.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 1000 } }),
     },
-    413: { phase: 'healthy', send: (s, token) => s.request('POST', '/v1/store/orders', { token, rawBody: bigBody('petId'), headers: json }) },
+    413: {
+      phase: 'healthy',
+      send: (s, token) => s.request('POST', '/v1/store/orders', { token, rawBody: bigBody('petId'), headers: json }),
+    },
     415: {
       phase: 'healthy',
       send: (s, token) => s.request('POST', '/v1/store/orders', { token, rawBody: 'petId=2', headers: { 'content-type': 'text/plain' } }),
     },
-    429: { phase: 'limited', send: (s, token) => twice(() => s.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 1000 } })) },
+    429: {
+      phase: 'limited',
+      send: (s, token) => twice(() => s.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 1000 } })),
+    },
     500: { phase: 'broken', send: (s, token) => s.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 1 } }) },
     503: { phase: 'unavailable', send: (s, token) => s.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 1 } }) },
   },
@@ -152,15 +157,26 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     409: {
       phase: 'healthy',
       code: 'invalid_transition',
-      send: async (s, token) => s.request('PATCH', `/v1/store/orders/${await cancelledOrder(s, token)}`, { token, body: { status: 'approved' } }),
+      send: async (s, token) =>
+        s.request('PATCH', `/v1/store/orders/${await cancelledOrder(s, token)}`, { token, body: { status: 'approved' } }),
     },
-    413: { phase: 'healthy', send: (s, token) => s.request('PATCH', '/v1/store/orders/1', { token, rawBody: bigBody('status'), headers: json }) },
-    414: { phase: 'healthy', send: (s, token) => s.request('PATCH', `/v1/store/orders/${longId}`, { token, body: { status: 'approved' } }) },
+    413: {
+      phase: 'healthy',
+      send: (s, token) => s.request('PATCH', '/v1/store/orders/1', { token, rawBody: bigBody('status'), headers: json }),
+    },
+    414: {
+      phase: 'healthy',
+      send: (s, token) => s.request('PATCH', `/v1/store/orders/${longId}`, { token, body: { status: 'approved' } }),
+    },
     415: {
       phase: 'healthy',
-      send: (s, token) => s.request('PATCH', '/v1/store/orders/1', { token, rawBody: 'status=approved', headers: { 'content-type': 'text/plain' } }),
+      send: (s, token) =>
+        s.request('PATCH', '/v1/store/orders/1', { token, rawBody: 'status=approved', headers: { 'content-type': 'text/plain' } }),
     },
-    429: { phase: 'limited', send: (s, token) => twice(() => s.request('PATCH', '/v1/store/orders/424242', { token, body: { status: 'approved' } })) },
+    429: {
+      phase: 'limited',
+      send: (s, token) => twice(() => s.request('PATCH', '/v1/store/orders/424242', { token, body: { status: 'approved' } })),
+    },
     500: { phase: 'broken', send: (s, token) => s.request('PATCH', '/v1/store/orders/1', { token, body: { status: 'approved' } }) },
     503: { phase: 'unavailable', send: (s, token) => s.request('PATCH', '/v1/store/orders/1', { token, body: { status: 'approved' } }) },
   },
@@ -248,8 +264,7 @@ for (const backend of BACKENDS) {
     test('When each declared 429 is provoked past a rate limit, then it has its status, the Error shape and its code', () =>
       walk('limited'))
 
-    test('When each declared 410 is provoked past a sunset, then it has its status, the Error shape and its code', () =>
-      walk('sunset'))
+    test('When each declared 410 is provoked past a sunset, then it has its status, the Error shape and its code', () => walk('sunset'))
 
     test('When each declared response is provoked with the database unavailable, then the same holds, and the service recovers', async () => {
       if (proxy) {

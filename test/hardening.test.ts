@@ -92,14 +92,21 @@ for (const backend of BACKENDS) {
       const database = await resources.database(backend)
       const token = await createKey(database.url, 'soon-revoked')
       await seed(database.url, [{ petId: 1, quantity: 1, status: 'available' }])
-      const server = await resources.server(database.url, { RATE_LIMIT_PER_ADDRESS: '3', RATE_LIMIT_PER_KEY: '1000', RATE_LIMIT_WINDOW_S: '86400' })
+      const server = await resources.server(database.url, {
+        RATE_LIMIT_PER_ADDRESS: '3',
+        RATE_LIMIT_PER_KEY: '1000',
+        RATE_LIMIT_WINDOW_S: '86400',
+      })
       // Its first use is counted per address (1 of 3): the key is not verified yet.
       assert.equal((await server.request('GET', '/v1/inventory/1', { token })).status, 200)
       const revoked = await server.cli(['keys', 'revoke', 'soon-revoked'])
       assert.equal(revoked.code, 0, revoked.stderr)
       const answers = []
       for (let i = 0; i < 4; i++) answers.push(await server.request('GET', '/v1/inventory/1', { token }))
-      assert.deepEqual(answers.map((r) => r.status), [401, 401, 429, 429])
+      assert.deepEqual(
+        answers.map((r) => r.status),
+        [401, 401, 429, 429],
+      )
       for (const res of answers.slice(0, 2)) {
         assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="petstore", error="invalid_token"')
         assert.equal(res.body.code, 'unauthorized')
@@ -110,7 +117,12 @@ for (const backend of BACKENDS) {
   })
 
   describe(`undeclared query parameters (${backend.name})`, () => {
-    const suite = useSuite(backend, { seed: [{ petId: 1, quantity: 5, status: 'available' }, { petId: 2, quantity: 5, status: 'sold' }] })
+    const suite = useSuite(backend, {
+      seed: [
+        { petId: 1, quantity: 5, status: 'available' },
+        { petId: 2, quantity: 5, status: 'sold' },
+      ],
+    })
 
     /** A request for each operation that would succeed without the extra parameter. */
     const cases: Record<string, { method: string; path: (orderId: string) => string; body?: unknown }> = {
@@ -173,7 +185,10 @@ describe('what the service writes down and sends (sqlite)', () => {
 
   test('When a key is sent in the query string, then the request log has the route and the path, and no query value', async () => {
     const secret = `psk_${'Q'.repeat(43)}`
-    const res = await suite.server.request('GET', `/v1/inventory/1?access_token=${secret}`, { token: suite.token, headers: { 'x-request-id': 'query-secret' } })
+    const res = await suite.server.request('GET', `/v1/inventory/1?access_token=${secret}`, {
+      token: suite.token,
+      headers: { 'x-request-id': 'query-secret' },
+    })
     assert.equal(res.status, 400)
     const line = await suite.server.waitForLog((l) => l.reqId === 'query-secret' && l.msg === 'request')
     assert.equal(line.path, '/v1/inventory/1')
@@ -190,7 +205,10 @@ describe('what the service writes down and sends (sqlite)', () => {
       '/v1/docs/static/%2e%2e%2f%2e%2e%2fpackage.json',
     ]
     for (const [i, target] of targets.entries()) {
-      const raw = await rawExchange(suite.server, `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: traversal-${i}\r\nConnection: close\r\n\r\n`)
+      const raw = await rawExchange(
+        suite.server,
+        `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: traversal-${i}\r\nConnection: close\r\n\r\n`,
+      )
       assert.equal(rawStatus(raw), 404, `${target}: ${raw.slice(0, 200)}`)
       assert.deepEqual(rawBody(raw), { code: 'not_found', message: rawBody(raw).message, status: 404 })
       assert.equal(rawHeader(raw, 'x-content-type-options'), 'nosniff')
@@ -221,11 +239,18 @@ describe('what the service writes down and sends (sqlite)', () => {
     const missing = await server.request('GET', '/v1/inventory/404', { token })
     const orders = await server.request('GET', '/v1/store/orders', { token })
     const pet = await server.request('GET', '/v1/pets/1', { token })
-    for (const res of [patched, unauthenticated, missing, orders, pet]) assert.equal(res.headers.get('cache-control'), 'no-store', String(res.status))
+    for (const res of [patched, unauthenticated, missing, orders, pet])
+      assert.equal(res.headers.get('cache-control'), 'no-store', String(res.status))
     const docs = await fetch(`${server.baseUrl}/v1/docs/`)
     assert.match(docs.headers.get('content-security-policy') ?? '', /default-src 'self'/)
-    const others = [docs, await fetch(`${server.baseUrl}/healthz`), await fetch(`${server.baseUrl}/nowhere`), await fetch(`${server.baseUrl}/v1/%zz`)]
-    for (const res of [list, one, unchanged, patched, unauthenticated, missing, orders, pet]) assert.equal(res.headers.get('x-content-type-options'), 'nosniff')
+    const others = [
+      docs,
+      await fetch(`${server.baseUrl}/healthz`),
+      await fetch(`${server.baseUrl}/nowhere`),
+      await fetch(`${server.baseUrl}/v1/%zz`),
+    ]
+    for (const res of [list, one, unchanged, patched, unauthenticated, missing, orders, pet])
+      assert.equal(res.headers.get('x-content-type-options'), 'nosniff')
     for (const res of others) assert.equal(res.headers.get('x-content-type-options'), 'nosniff', res.url)
     const refused = await rawExchange(server, 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header\r\n\r\n')
     assert.equal(rawStatus(refused), 400)

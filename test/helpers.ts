@@ -70,9 +70,7 @@ export interface Response {
 }
 
 export function parseExact(text: string): unknown {
-  return parse(text, (key, value) =>
-    isLosslessNumber(value) ? (key === 'petId' ? BigInt(value.value) : Number(value.value)) : value,
-  )
+  return parse(text, (key, value) => (isLosslessNumber(value) ? (key === 'petId' ? BigInt(value.value) : Number(value.value)) : value))
 }
 
 export type LogLine = Record<string, unknown>
@@ -220,7 +218,16 @@ export async function startServer(
 ): Promise<TestServer> {
   // No drain by default: most tests stop their servers with SIGTERM and need not wait for one.
   // No rate limits by default: many tests send bursts with one key; test/rate-limits covers them.
-  const env: Record<string, string> = { DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SHUTDOWN_DRAIN_MS: '0', RATE_LIMIT_PER_KEY: '0', RATE_LIMIT_PER_ADDRESS: '0', ...extraEnv }
+  const env: Record<string, string> = {
+    DATABASE_URL: databaseUrl,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    SHUTDOWN_DRAIN_MS: '0',
+    RATE_LIMIT_PER_KEY: '0',
+    RATE_LIMIT_PER_ADDRESS: '0',
+    ...extraEnv,
+  }
   const child = spawn(process.execPath, [CLI, 'serve', ...(options.args ?? [])], {
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -322,9 +329,7 @@ export function useSuite(backend: Backend, options: SuiteOptions = {}): Suite {
     suite.token = await createKey(suite.database.url, 'suite')
     if (options.seed) await seed(suite.database.url, options.seed)
     suite.servers = await Promise.all(
-      Array.from({ length: options.instances ?? 1 }, () =>
-        startServer(suite.database.url, options.env, { args: options.args ?? [] }),
-      ),
+      Array.from({ length: options.instances ?? 1 }, () => startServer(suite.database.url, options.env, { args: options.args ?? [] })),
     )
     suite.server = suite.servers[0]!
   })

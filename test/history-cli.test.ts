@@ -27,7 +27,11 @@ for (const backend of BACKENDS) {
         { petId: INT64_MIN, quantity: 1 },
       ])
       const ok = (status: number, expected: number) => assert.equal(status, expected)
-      ok((await server.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 12 }, headers: { 'x-request-id': 'history-1' } })).status, 200)
+      ok(
+        (await server.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 12 }, headers: { 'x-request-id': 'history-1' } }))
+          .status,
+        200,
+      )
       const order = await placeOrder(server, token, { petId: 1, quantity: 2 })
       ok(order.status, 201)
       ok((await setOrderStatus(server, token, order.body.id, 'cancelled')).status, 200)
@@ -37,15 +41,21 @@ for (const backend of BACKENDS) {
       await importInventory(server, [{ petId: 1, quantity: 3 }])
     })
 
-    test('When a pet\'s history is asked for, then a tab-separated table of its changes, newest first, with - for nulls', async () => {
+    test("When a pet's history is asked for, then a tab-separated table of its changes, newest first, with - for nulls", async () => {
       const rows = await newestFirst(1n)
-      assert.deepEqual(rows.map((r) => r.reason), ['import', 'cancellation', 'order', 'adjustment', 'import'])
+      assert.deepEqual(
+        rows.map((r) => r.reason),
+        ['import', 'cancellation', 'order', 'adjustment', 'import'],
+      )
       const result = await cli('history', '1')
       assert.equal(result.code, 0, result.stderr)
       assert.equal(result.stdout, table(rows))
       const lines = result.stdout.trimEnd().split('\n')
       assert.match(lines.at(-1)!, /^\d+\t\S+\timport\t-\t10\t-\t-\t-$/, 'the creating import: no FROM, ORDER, KEY or REQUEST')
-      assert.ok(lines.some((l) => l.endsWith('\thistory-1')), 'the client\'s request id')
+      assert.ok(
+        lines.some((l) => l.endsWith('\thistory-1')),
+        "the client's request id",
+      )
     })
 
     test('When --limit is given, then only that many newest changes are shown; by default 50', async () => {
@@ -61,7 +71,11 @@ for (const backend of BACKENDS) {
     })
 
     test('When --json is given, then a JSON array of InventoryChange objects, newest first, exact to the digit', async () => {
-      for (const [petId, limit] of [[1n, undefined], [ABOVE_DOUBLE, undefined], [2n, '3']] as const) {
+      for (const [petId, limit] of [
+        [1n, undefined],
+        [ABOVE_DOUBLE, undefined],
+        [2n, '3'],
+      ] as const) {
         const rows = await newestFirst(petId)
         const result = await cli('history', String(petId), '--json', ...(limit ? ['--limit', limit] : []))
         assert.equal(result.code, 0, result.stderr)

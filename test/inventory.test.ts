@@ -119,7 +119,19 @@ for (const backend of BACKENDS) {
       assert.equal(res.body.code, 'invalid_request')
     })
 
-    for (const petId of ['abc', '1.5', '1e3', '9223372036854775808', '-9223372036854775809', '007', '-0', '+1', '0x10', '%201', '9'.repeat(300)]) {
+    for (const petId of [
+      'abc',
+      '1.5',
+      '1e3',
+      '9223372036854775808',
+      '-9223372036854775809',
+      '007',
+      '-0',
+      '+1',
+      '0x10',
+      '%201',
+      '9'.repeat(300),
+    ]) {
       test(`When petId is '${petId.slice(0, 24)}', then 400 and nothing changes`, async () => {
         const before = (await get()).text
         const res = await patch(petId, { quantity: 1 })

@@ -101,7 +101,7 @@ for (const backend of BACKENDS) {
       assert.deepEqual([last.body[0].quantity, last.body[HIGH - 1].quantity], [60, 60])
     })
 
-    test('When clients drop the list halfway and the list changes, then the server holds only the current list\'s spool file', async () => {
+    test("When clients drop the list halfway and the list changes, then the server holds only the current list's spool file", async () => {
       for (let round = 1; round <= 3; round++) {
         await Promise.all([abandonList(suite.server, suite.token), abandonList(suite.server, suite.token)])
         assert.equal((await patch(2, 1000 + round)).status, 200)
@@ -119,10 +119,13 @@ for (const backend of BACKENDS) {
 }
 
 describe(`a list of ${PETS} entries where no spool file can be made`, () => {
-  const suite = useSuite({ name: 'sqlite', create: async () => sqliteDatabase() }, {
-    seed: Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: i % 5, status: 'available' })),
-    env: { TMPDIR: '/nonexistent/petstore-tmp' },
-  })
+  const suite = useSuite(
+    { name: 'sqlite', create: async () => sqliteDatabase() },
+    {
+      seed: Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: i % 5, status: 'available' })),
+      env: { TMPDIR: '/nonexistent/petstore-tmp' },
+    },
+  )
 
   test('When TMPDIR cannot be written, then the list is served from memory, exactly, and the server says why once', async () => {
     for (let i = 0; i < 2; i++) {

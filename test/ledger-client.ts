@@ -38,12 +38,19 @@ export function assertTimeWithin(value: unknown, from: number, to: number, what:
   assert.equal(typeof value, 'string', `${what}: ${String(value)}`)
   assert.match(value as string, TIME, what)
   const ms = Date.parse(value as string)
-  assert.ok(ms >= from - slackMs && ms <= to + slackMs, `${what} ${value} is not near ${new Date(from).toISOString()}..${new Date(to).toISOString()}`)
+  assert.ok(
+    ms >= from - slackMs && ms <= to + slackMs,
+    `${what} ${value} is not near ${new Date(from).toISOString()}..${new Date(to).toISOString()}`,
+  )
 }
 
 export function assertChangeShape(change: unknown): asserts change is InventoryChange {
   const c = change as Record<string, unknown>
-  assert.deepEqual(Object.keys(c).sort(), CHANGE_FIELDS, JSON.stringify(change, (_, v) => (typeof v === 'bigint' ? String(v) : v)))
+  assert.deepEqual(
+    Object.keys(c).sort(),
+    CHANGE_FIELDS,
+    JSON.stringify(change, (_, v) => (typeof v === 'bigint' ? String(v) : v)),
+  )
   assert.ok(Number.isSafeInteger(c.seq) && (c.seq as number) > 0, `seq ${String(c.seq)}`)
   assert.equal(typeof c.petId, 'bigint')
   assert.ok(c.previousQuantity === null || Number.isSafeInteger(c.previousQuantity), 'previousQuantity')
@@ -57,7 +64,11 @@ export function assertChangeShape(change: unknown): asserts change is InventoryC
 
 export function assertOrderShape(order: unknown): asserts order is Order {
   const o = order as Record<string, unknown>
-  assert.deepEqual(Object.keys(o).sort(), ORDER_FIELDS, JSON.stringify(order, (_, v) => (typeof v === 'bigint' ? String(v) : v)))
+  assert.deepEqual(
+    Object.keys(o).sort(),
+    ORDER_FIELDS,
+    JSON.stringify(order, (_, v) => (typeof v === 'bigint' ? String(v) : v)),
+  )
   assert.ok(Number.isSafeInteger(o.id) && (o.id as number) > 0, `id ${String(o.id)}`)
   assert.equal(typeof o.petId, 'bigint')
   assert.ok(Number.isSafeInteger(o.quantity) && (o.quantity as number) >= 1, 'quantity')
@@ -83,7 +94,10 @@ export function nextLink(res: Response, path: string, filter?: string): { after:
   const escaped = path.replace(/[/?]/g, (c) => `\\${c}`)
   const pattern = new RegExp(`^<${escaped}\\?after=(\\d+)&limit=(\\d+)${filter ? `&${filter}=([^&>]+)` : ''}>; rel="next"$`)
   const m = pattern.exec(link)
-  assert.ok(m, `Link header ${JSON.stringify(link)} is not of the form <${path}?after=N&limit=M${filter ? `&${filter}=X` : ''}>; rel="next"`)
+  assert.ok(
+    m,
+    `Link header ${JSON.stringify(link)} is not of the form <${path}?after=N&limit=M${filter ? `&${filter}=X` : ''}>; rel="next"`,
+  )
   return filter ? { after: m[1]!, limit: m[2]!, filter: m[3]! } : { after: m[1]!, limit: m[2]! }
 }
 
@@ -144,7 +158,11 @@ export function changesSince(server: TestServer, token: string, after: number, p
 export async function keyIdOf(server: TestServer, name: string): Promise<number> {
   const result = await server.cli(['keys', 'list'])
   assert.equal(result.code, 0, result.stderr)
-  const rows = result.stdout.trim().split('\n').slice(1).map((l) => l.split('\t'))
+  const rows = result.stdout
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => l.split('\t'))
   const id = rows.find((r) => r[1] === name && r[4] === '-')?.[0]
   assert.ok(id, `keys list shows no active key '${name}':\n${result.stdout}`)
   return Number(id)
@@ -157,7 +175,10 @@ export async function importInventory(
 ): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-ledger-'))
   const file = join(dir, 'inventory.json')
-  writeFileSync(file, `[${items.map((i) => `{"petId":${i.petId},"quantity":${i.quantity},"status":${JSON.stringify(i.status ?? 'available')}}`).join(',')}]`)
+  writeFileSync(
+    file,
+    `[${items.map((i) => `{"petId":${i.petId},"quantity":${i.quantity},"status":${JSON.stringify(i.status ?? 'available')}}`).join(',')}]`,
+  )
   const result = await server.cli(['import', 'inventory', file])
   assert.equal(result.code, 0, result.stderr)
 }
@@ -169,16 +190,17 @@ export async function quantityOf(server: TestServer, token: string, petId: bigin
   return res.body.quantity
 }
 
-export function placeOrder(
-  server: TestServer,
-  token: string,
-  body: unknown,
-  headers: Record<string, string> = {},
-): Promise<Response> {
+export function placeOrder(server: TestServer, token: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return server.request('POST', '/v1/store/orders', { token, body, headers })
 }
 
-export function setOrderStatus(server: TestServer, token: string, id: number | string, status: string, headers: Record<string, string> = {}): Promise<Response> {
+export function setOrderStatus(
+  server: TestServer,
+  token: string,
+  id: number | string,
+  status: string,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return server.request('PATCH', `/v1/store/orders/${id}`, { token, body: { status }, headers })
 }
 
@@ -250,7 +272,11 @@ export function replay(rows: InventoryChange[]): Map<bigint, number> {
       assert.equal(row.reason, 'import', `seq ${row.seq}: only an import creates an entry`)
       assert.equal(current, undefined, `seq ${row.seq}: previousQuantity null for pet ${row.petId}, which had an entry`)
     } else if (current !== undefined) {
-      assert.equal(row.previousQuantity, current, `seq ${row.seq} (${row.reason}, pet ${row.petId}): previousQuantity ${row.previousQuantity}, running value ${current}`)
+      assert.equal(
+        row.previousQuantity,
+        current,
+        `seq ${row.seq} (${row.reason}, pet ${row.petId}): previousQuantity ${row.previousQuantity}, running value ${current}`,
+      )
     }
     running.set(row.petId, row.quantity)
   }
@@ -264,7 +290,10 @@ export function replay(rows: InventoryChange[]): Map<bigint, number> {
 export function rawRequest(server: TestServer, head: string[], body = ''): Promise<{ status: number; text: string }> {
   const { hostname, port } = new URL(server.baseUrl)
   const bytes = Buffer.concat([
-    Buffer.from([...head, `Host: ${hostname}:${port}`, `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close', '', ''].join('\r\n'), 'latin1'),
+    Buffer.from(
+      [...head, `Host: ${hostname}:${port}`, `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close', '', ''].join('\r\n'),
+      'latin1',
+    ),
     Buffer.from(body),
   ])
   return new Promise((resolve, reject) => {

@@ -79,7 +79,10 @@ for (const backend of BACKENDS) {
       const generated = res.headers.get('x-request-id')
       assert.match(generated ?? '', /^[0-9a-f-]{36}$/)
       const rows = await changesSince(suite.server, suite.token, after)
-      assert.deepEqual(rows.map((r) => [r.requestId, r.previousQuantity, r.quantity]), [[generated, 21, 20]])
+      assert.deepEqual(
+        rows.map((r) => [r.requestId, r.previousQuantity, r.quantity]),
+        [[generated, 21, 20]],
+      )
       assert.equal((await patch(2, { quantity: 21 })).status, 200)
     })
 
@@ -111,7 +114,10 @@ for (const backend of BACKENDS) {
       const res = await patch(1, { quantity: 5 })
       assert.equal(res.status, 200)
       const rows = await changesSince(suite.server, suite.token, after)
-      assert.deepEqual(rows.map((r) => [r.previousQuantity, r.quantity]), [[4, 5]])
+      assert.deepEqual(
+        rows.map((r) => [r.previousQuantity, r.quantity]),
+        [[4, 5]],
+      )
     })
 
     test('When an If-Match PATCH applies, then it writes its row like any other', async () => {
@@ -119,7 +125,10 @@ for (const backend of BACKENDS) {
       const after = await lastSeq(suite.server, suite.token)
       assert.equal((await patch(2, { quantity: 22 }, { 'if-match': tag })).status, 200)
       const rows = await changesSince(suite.server, suite.token, after)
-      assert.deepEqual(rows.map((r) => [r.reason, r.previousQuantity, r.quantity]), [['adjustment', 21, 22]])
+      assert.deepEqual(
+        rows.map((r) => [r.reason, r.previousQuantity, r.quantity]),
+        [['adjustment', 21, 22]],
+      )
     })
 
     test('When petstore import inventory runs, then it writes one import row per record, without key or request, null previousQuantity for new entries', async () => {
@@ -151,8 +160,15 @@ for (const backend of BACKENDS) {
     test('When the first import created the entries, then their rows have null previousQuantity', async () => {
       const rows = await readAllChanges(suite.server, suite.token, { limit: 3 })
       assert.deepEqual(
-        rows.slice(0, 3).map((r) => [r.reason, r.previousQuantity, r.quantity, r.keyId, r.requestId]).sort((a, b) => Number(a[2]) - Number(b[2])),
-        [['import', null, 7, null, null], ['import', null, 10, null, null], ['import', null, 20, null, null]],
+        rows
+          .slice(0, 3)
+          .map((r) => [r.reason, r.previousQuantity, r.quantity, r.keyId, r.requestId])
+          .sort((a, b) => Number(a[2]) - Number(b[2])),
+        [
+          ['import', null, 7, null, null],
+          ['import', null, 10, null, null],
+          ['import', null, 20, null, null],
+        ],
       )
     })
 
@@ -177,8 +193,19 @@ for (const backend of BACKENDS) {
     const PETS = 150
     before(async () => {
       // 150 import rows (one per pet), then 7 adjustments: 157 rows, more than the default page.
-      await importInventory(suite.server, Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: i })))
-      for (const [petId, quantity] of [[1, 100], [2, 200], [1, 101], [INT64_MAX, 0], [3, 300], [1, 102], [2, 201]] as const) {
+      await importInventory(
+        suite.server,
+        Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: i })),
+      )
+      for (const [petId, quantity] of [
+        [1, 100],
+        [2, 200],
+        [1, 101],
+        [INT64_MAX, 0],
+        [3, 300],
+        [1, 102],
+        [2, 201],
+      ] as const) {
         const res = await suite.server.request('PATCH', `/v1/inventory/${petId}`, { token: suite.token, body: { quantity } })
         assert.equal(res.status, petId === INT64_MAX ? 404 : 200)
       }
@@ -188,10 +215,20 @@ for (const backend of BACKENDS) {
 
     test('When the whole ledger is read, then it holds one row per import record and per applied PATCH, in seq order', async () => {
       assert.equal(all.length, PETS + 6)
-      assert.deepEqual(all.slice(0, PETS).map((r) => r.reason), Array(PETS).fill('import'))
+      assert.deepEqual(
+        all.slice(0, PETS).map((r) => r.reason),
+        Array(PETS).fill('import'),
+      )
       assert.deepEqual(
         all.slice(PETS).map((r) => [r.petId, r.previousQuantity, r.quantity]),
-        [[1n, 0, 100], [2n, 1, 200], [1n, 100, 101], [3n, 2, 300], [1n, 101, 102], [2n, 200, 201]],
+        [
+          [1n, 0, 100],
+          [2n, 1, 200],
+          [1n, 100, 101],
+          [3n, 2, 300],
+          [1n, 101, 102],
+          [2n, 200, 201],
+        ],
       )
     })
 
@@ -243,7 +280,7 @@ for (const backend of BACKENDS) {
       assert.equal((await get(`after=${all.at(-2)!.seq}&limit=1`)).headers.get('link'), null)
     })
 
-    test('When filtered by petId, then only that pet\'s rows come back, and the Link carries the filter', async () => {
+    test("When filtered by petId, then only that pet's rows come back, and the Link carries the filter", async () => {
       const ofPet1 = all.filter((r) => r.petId === 1n)
       assert.equal(ofPet1.length, 4)
       const first = await get('petId=1&limit=2')
@@ -253,7 +290,10 @@ for (const backend of BACKENDS) {
       assert.deepEqual(second.body, ofPet1.slice(2))
       assert.equal(second.headers.get('link'), null)
       assert.deepEqual(await readAllChanges(suite.server, suite.token, { petId: 1n, limit: 3 }), ofPet1)
-      assert.deepEqual(await readAllChanges(suite.server, suite.token, { petId: 150n, limit: 1 }), all.filter((r) => r.petId === 150n))
+      assert.deepEqual(
+        await readAllChanges(suite.server, suite.token, { petId: 150n, limit: 1 }),
+        all.filter((r) => r.petId === 150n),
+      )
       for (const petId of ['999', String(INT64_MAX), '-9223372036854775808']) {
         const none = await get(`petId=${petId}`)
         assert.equal(none.status, 200, 'a pet without rows is an empty page, not a 404')
@@ -293,7 +333,10 @@ for (const backend of BACKENDS) {
     const suite = useSuite(backend)
     const PETS = [1, 2, 3]
     before(async () => {
-      await importInventory(suite.server, PETS.map((petId) => ({ petId, quantity: 1000 })))
+      await importInventory(
+        suite.server,
+        PETS.map((petId) => ({ petId, quantity: 1000 })),
+      )
     })
 
     test('When ~50 PATCHes arrive at once, some refused, then each applied one has its own row in application order, and the refused none', async () => {
@@ -316,7 +359,13 @@ for (const backend of BACKENDS) {
           return { requestId, kind, petId, quantity, headers }
         })
         const results: Response[] = await Promise.all(
-          sent.map((s) => suite.server.request('PATCH', `/v1/inventory/${s.petId}`, { token: suite.token, body: { quantity: s.quantity }, headers: s.headers })),
+          sent.map((s) =>
+            suite.server.request('PATCH', `/v1/inventory/${s.petId}`, {
+              token: suite.token,
+              body: { quantity: s.quantity },
+              headers: s.headers,
+            }),
+          ),
         )
         results.forEach((res, i) => {
           const s = sent[i]!

@@ -91,9 +91,7 @@ for (const backend of BACKENDS) {
       // 50 concurrent clients; each sets its own pet to 1, 2, 3, ... and stops at its first answer that is not a 200.
       const client = async (petId: number) => {
         for (let quantity = 1; quantity <= 1000; quantity++) {
-          const res = await server
-            .request('PATCH', `/v1/inventory/${petId}`, { token, body: { quantity } })
-            .catch(() => undefined)
+          const res = await server.request('PATCH', `/v1/inventory/${petId}`, { token, body: { quantity } }).catch(() => undefined)
           if (res?.status !== 200) return { petId, ok: quantity - 1, last: res?.status ?? 'no answer', body: res?.body }
           flowing()
         }
@@ -122,7 +120,10 @@ for (const backend of BACKENDS) {
       assert.equal(list.status, 200)
       const stored = new Map((list.body as { petId: bigint; quantity: number }[]).map((i) => [Number(i.petId), i.quantity]))
       for (const r of results) assert.equal(stored.get(r.petId), r.ok, `pet ${r.petId}: the 200s and the stored quantity differ`)
-      assert.equal([...stored.values()].reduce((a, b) => a + b, 0), oks)
+      assert.equal(
+        [...stored.values()].reduce((a, b) => a + b, 0),
+        oks,
+      )
       assert.equal(await restarted.stop(), 0)
 
       const count = (last: unknown) => results.filter((r) => r.last === last).length

@@ -31,7 +31,10 @@ describe('load shedding', () => {
   test('When the event loop is saturated, then new requests get 503 with Retry-After and an Error, the probes still answer, and service resumes once the load goes', async () => {
     const database = await resources.database(sqlite)
     const token = await createKey(database.url, 'flood')
-    await seed(database.url, Array.from({ length: 100 }, (_, i) => ({ petId: i + 1, quantity: i, status: 'available' })))
+    await seed(
+      database.url,
+      Array.from({ length: 100 }, (_, i) => ({ petId: i + 1, quantity: i, status: 'available' })),
+    )
     // Shedding on event-loop utilization over a tenth: a flood of requests gets it there on purpose, even
     // when other suites share the cores (an idle server stays far below it, so service resumes after).
     const server = await resources.server(database.url, {
@@ -59,7 +62,8 @@ describe('load shedding', () => {
       return JSON.parse(r.stdout) as { statuses: Record<string, number>; shed: { body: unknown; retryAfter: string | null }[] }
     })
     const seen = new Map<number, number>()
-    for (const r of reports) for (const [status, n] of Object.entries(r.statuses)) seen.set(Number(status), (seen.get(Number(status)) ?? 0) + n)
+    for (const r of reports)
+      for (const [status, n] of Object.entries(r.statuses)) seen.set(Number(status), (seen.get(Number(status)) ?? 0) + n)
     const shed = reports.flatMap((r) => r.shed)
 
     assert.deepEqual([...seen.keys()].sort(), [200, 503], `statuses seen: ${JSON.stringify([...seen])}`)

@@ -3,15 +3,7 @@ import { readFileSync, readdirSync, readlinkSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { connect, createServer } from 'node:net'
 import { describe, test } from 'node:test'
-import {
-  BACKENDS,
-  createKey,
-  runCli,
-  seed,
-  sqliteDatabase,
-  useResources,
-  type TestServer,
-} from './helpers.js'
+import { BACKENDS, createKey, runCli, seed, sqliteDatabase, useResources, type TestServer } from './helpers.js'
 import { METRICS_LISTENING, scrape, startWithMetrics } from './metrics-scrape.js'
 
 const sqlite = BACKENDS.find((b) => b.name === 'sqlite')!
@@ -63,15 +55,23 @@ for (const backend of BACKENDS) {
     test('When requests of every kind are answered, then one scrape counts each by method, route template and status, exactly, and times the routed ones', async () => {
       const database = await resources.database(backend)
       const token = await createKey(database.url, 'metrics')
-      await seed(database.url, [1, 2, 3].map((petId) => ({ petId, quantity: 1, status: 'available' })))
+      await seed(
+        database.url,
+        [1, 2, 3].map((petId) => ({ petId, quantity: 1, status: 'available' })),
+      )
       const { server, metricsUrl } = await startWithMetrics(resources, database.url, { MAX_HEADER_BYTES: '2048' })
-      assert.deepEqual(listeningPorts(server.child.pid!), [server.port, Number(new URL(metricsUrl).port)].sort((a, b) => a - b))
+      assert.deepEqual(
+        listeningPorts(server.child.pid!),
+        [server.port, Number(new URL(metricsUrl).port)].sort((a, b) => a - b),
+      )
 
       const statuses = [
         (await server.request('GET', '/v1/inventory', { token })).status,
         (await server.request('GET', '/v1/inventory', { token })).status,
         (await server.request('GET', '/v1/inventory/1', { token })).status,
-        ...(await Promise.all([1, 2, 3].map((petId) => server.request('PATCH', `/v1/inventory/${petId}`, { token, body: { quantity: 9 } })))).map((r) => r.status),
+        ...(
+          await Promise.all([1, 2, 3].map((petId) => server.request('PATCH', `/v1/inventory/${petId}`, { token, body: { quantity: 9 } })))
+        ).map((r) => r.status),
         (await server.request('GET', '/v1/inventory/12345', { token })).status,
         (await server.request('GET', '/v1/inventory')).status,
         (await server.request('GET', '/no/such/path/98765', { token })).status,
@@ -104,11 +104,19 @@ for (const backend of BACKENDS) {
       const patch = { method: 'PATCH', route: '/v1/inventory/:petId', status_code: '200' }
       const buckets = scraped.matching('http_request_duration_seconds_bucket', patch)
       assert.ok(buckets.length > 10, `${buckets.length} buckets`)
-      assert.deepEqual(buckets.map((b) => b.value), buckets.map((b) => b.value).sort((a, b) => a - b), 'cumulative')
+      assert.deepEqual(
+        buckets.map((b) => b.value),
+        buckets.map((b) => b.value).sort((a, b) => a - b),
+        'cumulative',
+      )
       assert.equal(scraped.value('http_request_duration_seconds_bucket', { ...patch, le: '+Inf' }), 3)
       assert.equal(scraped.value('http_request_duration_seconds_count', patch), 3)
       assert.ok(scraped.value('http_request_duration_seconds_sum', patch)! > 0)
-      assert.equal(scraped.matching('http_request_duration_seconds_count', { route: 'unmatched', status_code: '431' }).length, 0, 'counted, not timed')
+      assert.equal(
+        scraped.matching('http_request_duration_seconds_count', { route: 'unmatched', status_code: '431' }).length,
+        0,
+        'counted, not timed',
+      )
       assert.equal(scraped.value('http_requests_in_flight'), 0)
 
       // The three PATCHes went through the group commit: every write in some batch, every batch timed.
@@ -228,33 +236,49 @@ describe('metrics (sqlite): the listener', () => {
 describe('metrics (sqlite): serve --workers 2', () => {
   const resources = useResources()
 
-  test('When two workers serve, then one scrape of the primary sums both workers\' figures exactly', async () => {
+  test("When two workers serve, then one scrape of the primary sums both workers' figures exactly", async () => {
     const database = await resources.database(sqlite)
     const token = await createKey(database.url, 'workers')
-    await seed(database.url, [1, 2, 3, 4, 5].map((petId) => ({ petId, quantity: 1, status: 'available' })))
+    await seed(
+      database.url,
+      [1, 2, 3, 4, 5].map((petId) => ({ petId, quantity: 1, status: 'available' })),
+    )
     const { server, metricsUrl } = await startWithMetrics(resources, database.url, { WORKERS: '2' })
     const gets = 50
     const patches = 10
     for (let i = 0; i < gets; i += 10) {
-      const statuses = await Promise.all(Array.from({ length: 10 }, (_, j) => getOnFreshConnection(server, `/v1/inventory/${((i + j) % 5) + 1}`, token)))
+      const statuses = await Promise.all(
+        Array.from({ length: 10 }, (_, j) => getOnFreshConnection(server, `/v1/inventory/${((i + j) % 5) + 1}`, token)),
+      )
       assert.deepEqual(statuses, Array(10).fill(200))
     }
     for (let petId = 1; petId <= patches; petId++) {
       assert.equal((await server.request('PATCH', `/v1/inventory/${(petId % 5) + 1}`, { token, body: { quantity: petId } })).status, 200)
     }
     await requestsLogged(server, gets + patches)
-    const servedBy = new Set(server.logs().filter((l) => l.msg === 'request').map((l) => l.pid))
+    const servedBy = new Set(
+      server
+        .logs()
+        .filter((l) => l.msg === 'request')
+        .map((l) => l.pid),
+    )
     assert.equal(servedBy.size, 2, 'both workers served requests')
 
     const scraped = await scrape(metricsUrl)
     assert.equal(scraped.sum('http_requests_total', { method: 'GET', route: '/v1/inventory/:petId' }), gets)
     assert.equal(scraped.value('http_requests_total', { method: 'GET', route: '/v1/inventory/:petId', status_code: '200' }), gets)
-    assert.equal(scraped.value('http_request_duration_seconds_count', { method: 'GET', route: '/v1/inventory/:petId', status_code: '200' }), gets)
+    assert.equal(
+      scraped.value('http_request_duration_seconds_count', { method: 'GET', route: '/v1/inventory/:petId', status_code: '200' }),
+      gets,
+    )
     assert.equal(scraped.value('petstore_commit_batch_size_sum', { backend: 'sqlite' }), patches)
     assert.ok(scraped.value('process_resident_memory_bytes')! > 0)
     // Only the primary listens for metrics; each worker keeps its own, sent when the primary asks.
     const announced = server.logs().filter((l) => METRICS_LISTENING.test(String(l.msg)))
-    assert.deepEqual(announced.map((l) => l.role), ['primary'])
+    assert.deepEqual(
+      announced.map((l) => l.role),
+      ['primary'],
+    )
     // The primary closes the listener once its workers have stopped, and exits.
     assert.equal(await server.stop(), 0)
   })

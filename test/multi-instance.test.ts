@@ -20,8 +20,7 @@ for (const backend of BACKENDS) {
     })
 
     const quantityOf = async (server: TestServer, petId: number) =>
-      (await server.request('GET', '/v1/inventory', { token })).body.find((i: { petId: bigint }) => i.petId === BigInt(petId))
-        .quantity
+      (await server.request('GET', '/v1/inventory', { token })).body.find((i: { petId: bigint }) => i.petId === BigInt(petId)).quantity
 
     test('When a PATCH goes through one instance, then the very next GET through the other sees it', async () => {
       // Warm both caches first, so a stale cache would show.
@@ -62,7 +61,10 @@ for (const backend of BACKENDS) {
           (i % 2 ? a : b).request('PATCH', `/v1/inventory/${i + 1}`, { token, body: { quantity: 10_000 + i } }),
         ),
       )
-      assert.ok(results.every((r) => r.status === 200), results.map((r) => r.status).join(','))
+      assert.ok(
+        results.every((r) => r.status === 200),
+        results.map((r) => r.status).join(','),
+      )
       for (const server of [a, b]) {
         const list = (await server.request('GET', '/v1/inventory', { token })).body
         assert.equal(list.length, PETS)
@@ -122,7 +124,10 @@ for (const backend of BACKENDS) {
       await Promise.all(clients)
       for (const result of imports) assert.equal(result.code, 0, result.stderr)
       assert.ok(statuses.length > 0)
-      assert.deepEqual(statuses.filter((s) => s !== 200), [])
+      assert.deepEqual(
+        statuses.filter((s) => s !== 200),
+        [],
+      )
     })
   })
 
@@ -135,9 +140,7 @@ for (const backend of BACKENDS) {
     test('When two workers share the port, then concurrent PATCHes all land, both workers serve, and SIGTERM exits 0', async () => {
       const { server, token } = suite
       const results = await Promise.all(
-        Array.from({ length: PETS }, (_, i) =>
-          server.request('PATCH', `/v1/inventory/${i + 1}`, { token, body: { quantity: i + 1 } }),
-        ),
+        Array.from({ length: PETS }, (_, i) => server.request('PATCH', `/v1/inventory/${i + 1}`, { token, body: { quantity: i + 1 } })),
       )
       assert.ok(results.every((r) => r.status === 200))
       for (let i = 0; i < 20; i++) {
@@ -145,7 +148,13 @@ for (const backend of BACKENDS) {
         assert.equal(list.length, PETS)
         for (const item of list as { petId: bigint; quantity: number }[]) assert.equal(item.quantity, Number(item.petId))
       }
-      const pids = () => new Set(server.logs().filter((l) => l.msg === 'request').map((l) => l.pid))
+      const pids = () =>
+        new Set(
+          server
+            .logs()
+            .filter((l) => l.msg === 'request')
+            .map((l) => l.pid),
+        )
       await server.waitForLog(() => pids().size === 2).catch(() => {})
       assert.equal(pids().size, 2, `request log lines came from ${[...pids()].join(', ')}`)
       assert.equal(await server.stop(), 0)

@@ -78,11 +78,26 @@ describe('OpenAPI document and docs page (sqlite)', () => {
   test('When the shared schemas are read, then InventoryItem, InventoryUpdate, PetStatus, Pet and Error are as documented', () => {
     const { schemas } = doc.components
     assert.deepEqual(Object.keys(schemas).sort(), [
-      'Category', 'ChangeReason', 'Error', 'InventoryChange', 'InventoryItem', 'InventoryUpdate', 'Order', 'OrderCreate', 'OrderStatus',
-      'OrderUpdate', 'Pet', 'PetStatus', 'Tag',
+      'Category',
+      'ChangeReason',
+      'Error',
+      'InventoryChange',
+      'InventoryItem',
+      'InventoryUpdate',
+      'Order',
+      'OrderCreate',
+      'OrderStatus',
+      'OrderUpdate',
+      'Pet',
+      'PetStatus',
+      'Tag',
     ])
     assert.deepEqual([...schemas.Pet.required].sort(), ['id', 'name', 'photoUrls', 'tags'])
-    for (const [schema, field] of [[schemas.Pet, 'id'], [schemas.Category, 'id'], [schemas.Tag, 'id']]) {
+    for (const [schema, field] of [
+      [schemas.Pet, 'id'],
+      [schemas.Category, 'id'],
+      [schemas.Tag, 'id'],
+    ]) {
       assert.deepEqual([schema.properties[field].type, schema.properties[field].format], ['integer', 'int64'])
     }
     assert.equal(schemas.Pet.properties.status.$ref, '#/components/schemas/PetStatus')
@@ -175,7 +190,10 @@ describe('OpenAPI document and docs page (sqlite)', () => {
     assert.equal(patch.requestBody.content['application/json'].schema.$ref, '#/components/schemas/InventoryUpdate')
     assert.deepEqual(
       patch.parameters.map((p: any) => [p.in, p.name, p.required, p.schema.format]),
-      [['path', 'petId', true, 'int64'], ['header', 'if-match', false, undefined]],
+      [
+        ['path', 'petId', true, 'int64'],
+        ['header', 'if-match', false, undefined],
+      ],
     )
     assert.equal(patch.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/InventoryItem')
     for (const status of ['400', '401', '404', '412', '428']) {
@@ -202,9 +220,13 @@ describe('OpenAPI document and docs page (sqlite)', () => {
     assert.equal(res.status, 200)
     assert.match(res.headers.get('content-type') ?? '', /^text\/html/)
     const html = await res.text()
-    const refs = [...html.matchAll(/<(script|img)\b[^>]*\ssrc\s*=\s*["']([^"']*)["']|<link\b[^>]*\shref\s*=\s*["']([^"']*)["']/gi)]
-      .map((m) => (m[2] ?? m[3])!)
-    assert.ok(refs.some((r) => r.endsWith('.js')), `the page loads scripts: ${refs.join(' ')}`)
+    const refs = [...html.matchAll(/<(script|img)\b[^>]*\ssrc\s*=\s*["']([^"']*)["']|<link\b[^>]*\shref\s*=\s*["']([^"']*)["']/gi)].map(
+      (m) => (m[2] ?? m[3])!,
+    )
+    assert.ok(
+      refs.some((r) => r.endsWith('.js')),
+      `the page loads scripts: ${refs.join(' ')}`,
+    )
     const origin = new URL(server.baseUrl).origin
     for (const ref of refs) {
       assert.ok(!ref.startsWith('//'), `protocol-relative asset ${ref}`)
@@ -221,7 +243,13 @@ describe('OpenAPI document and docs page (sqlite)', () => {
     await res.text()
     const csp = res.headers.get('content-security-policy')
     assert.ok(csp, 'a Content-Security-Policy header')
-    const directives = new Map(csp.split(';').map((d) => d.trim().split(/\s+/)).filter((d) => d[0]).map(([name, ...v]) => [name!, v]))
+    const directives = new Map(
+      csp
+        .split(';')
+        .map((d) => d.trim().split(/\s+/))
+        .filter((d) => d[0])
+        .map(([name, ...v]) => [name!, v]),
+    )
     assert.ok(directives.has('default-src'), csp)
     for (const [name, sources] of directives) {
       for (const source of sources) {
@@ -281,8 +309,14 @@ describe('OpenAPI servers (sqlite, custom base URLs)', () => {
 
   test('When PRODUCTION_BASE_URL and STAGING_BASE_URL are set, then the servers list them, each ending in /v1', async () => {
     const doc = JSON.parse((await suite.server.request('GET', '/v1/openapi.json')).text)
-    assert.deepEqual(doc.servers.find((s: any) => s.description === 'Production'), { url: 'https://api.petstore.test/v1', description: 'Production' })
-    assert.deepEqual(doc.servers.find((s: any) => s.description === 'Staging'), { url: 'https://staging.petstore.test/inventory/v1', description: 'Staging' })
+    assert.deepEqual(
+      doc.servers.find((s: any) => s.description === 'Production'),
+      { url: 'https://api.petstore.test/v1', description: 'Production' },
+    )
+    assert.deepEqual(
+      doc.servers.find((s: any) => s.description === 'Staging'),
+      { url: 'https://staging.petstore.test/inventory/v1', description: 'Staging' },
+    )
     // "This server" is the relative /v1 unless PUBLIC_BASE_URL is set; the others are absolute.
     for (const s of doc.servers) assert.match(s.url, /^(https?:\/\/[^/]+(\/[^/]+)*)?\/v1$/, s.url)
     assert.deepEqual(Object.keys(doc.paths).sort(), PATHS)
@@ -291,7 +325,11 @@ describe('OpenAPI servers (sqlite, custom base URLs)', () => {
   test('When a base URL has a trailing slash or every base URL has a path, then the servers and paths still join to /v1/inventory', async () => {
     for (const urls of [
       { PRODUCTION_BASE_URL: 'https://api.petstore.test/', STAGING_BASE_URL: 'https://staging.petstore.test/' },
-      { PUBLIC_BASE_URL: 'https://api.petstore.test/api', PRODUCTION_BASE_URL: 'https://api.petstore.test/api', STAGING_BASE_URL: 'https://s.petstore.test/api' },
+      {
+        PUBLIC_BASE_URL: 'https://api.petstore.test/api',
+        PRODUCTION_BASE_URL: 'https://api.petstore.test/api',
+        STAGING_BASE_URL: 'https://s.petstore.test/api',
+      },
     ]) {
       const storage = new SqliteStorage(':memory:')
       const app = await buildApp(loadConfig(urls), { storage, logger: false })

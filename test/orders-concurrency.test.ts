@@ -39,9 +39,7 @@ for (const backend of BACKENDS) {
     })
 
     test(`When ${N} one-unit orders race for ${K} units through both instances, then exactly ${K} are placed and the rest get 409`, async () => {
-      const results = await Promise.all(
-        Array.from({ length: N }, (_, i) => placeOrder(i % 2 ? a : b, token, { petId: 1, quantity: 1 })),
-      )
+      const results = await Promise.all(Array.from({ length: N }, (_, i) => placeOrder(i % 2 ? a : b, token, { petId: 1, quantity: 1 })))
       const won = results.filter((r) => r.status === 201)
       const lost = results.filter((r) => r.status !== 201)
       assert.equal(won.length, K, results.map((r) => r.status).join(','))
@@ -50,11 +48,20 @@ for (const backend of BACKENDS) {
       assert.equal(new Set(ids).size, K, 'every placement has its own order')
       for (const server of [a, b]) assert.equal(await quantityOf(server, token, 1), 0)
       const orders = (await readAllOrders(b, token)).filter((o) => o.petId === 1n)
-      assert.deepEqual(orders.map((o) => o.id), [...ids].sort((x, y) => x - y))
+      assert.deepEqual(
+        orders.map((o) => o.id),
+        [...ids].sort((x, y) => x - y),
+      )
       for (const order of orders) assert.deepEqual([order.quantity, order.status], [1, 'placed'])
       const rows = (await readAllChanges(a, token, { petId: 1n })).filter((r) => r.reason === 'order')
-      assert.deepEqual(rows.map((r) => [r.previousQuantity, r.quantity]), Array.from({ length: K }, (_, i) => [K - i, K - i - 1]))
-      assert.deepEqual(rows.map((r) => r.orderId).sort((x, y) => x! - y!), [...ids].sort((x, y) => x - y))
+      assert.deepEqual(
+        rows.map((r) => [r.previousQuantity, r.quantity]),
+        Array.from({ length: K }, (_, i) => [K - i, K - i - 1]),
+      )
+      assert.deepEqual(
+        rows.map((r) => r.orderId).sort((x, y) => x! - y!),
+        [...ids].sort((x, y) => x - y),
+      )
     })
 
     test('When many cancels of one order race through both instances, then exactly one applies and the stock returns once', async () => {
@@ -66,12 +73,17 @@ for (const backend of BACKENDS) {
       for (const r of results.filter((r) => r.status !== 200)) assertError(r, 409, 'invalid_transition')
       assert.equal(await quantityOf(b, token, 2), 10)
       const cancellations = (await readAllChanges(a, token, { petId: 2n })).filter((r) => r.reason === 'cancellation')
-      assert.deepEqual(cancellations.map((r) => [r.orderId, r.previousQuantity, r.quantity]), [[id, 6, 10]])
+      assert.deepEqual(
+        cancellations.map((r) => [r.orderId, r.previousQuantity, r.quantity]),
+        [[id, 6, 10]],
+      )
     })
 
     test('When one Idempotency-Key is sent many times at once through both instances, then one order is placed and every answer is it', async () => {
       const headers = { 'idempotency-key': 'racing-key' }
-      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => placeOrder(i % 2 ? a : b, token, { petId: 3, quantity: 2 }, headers)))
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => placeOrder(i % 2 ? a : b, token, { petId: 3, quantity: 2 }, headers)),
+      )
       for (const r of results) assert.equal(r.status, 201, r.text)
       assert.equal(new Set(results.map((r) => r.text)).size, 1, 'every answer is the same order')
       assert.equal(results.filter((r) => r.headers.get('idempotent-replayed') !== 'true').length, 1, 'exactly one original')
@@ -79,7 +91,7 @@ for (const backend of BACKENDS) {
       assert.equal((await readAllOrders(a, token)).filter((o) => o.petId === 3n).length, 1)
     })
 
-    test('When PATCHes, orders and transitions storm both instances, then replaying the ledger gives every pet\'s stored quantity', async (t) => {
+    test("When PATCHes, orders and transitions storm both instances, then replaying the ledger gives every pet's stored quantity", async (t) => {
       const rand = random(20261122)
       const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!
       const placed: Order[] = []
@@ -136,9 +148,15 @@ for (const backend of BACKENDS) {
       const orderRows = storm.filter((r) => r.reason === 'order')
       const cancelRows = storm.filter((r) => r.reason === 'cancellation')
       assert.equal(storm.filter((r) => r.reason === 'adjustment').length, patched.length)
-      assert.deepEqual(orderRows.map((r) => r.orderId).sort((x, y) => x! - y!), placed.map((o) => o.id).sort((x, y) => x - y))
+      assert.deepEqual(
+        orderRows.map((r) => r.orderId).sort((x, y) => x! - y!),
+        placed.map((o) => o.id).sort((x, y) => x - y),
+      )
       const cancelled = transitions.filter((t) => t.status === 'cancelled').map((t) => t.id)
-      assert.deepEqual(cancelRows.map((r) => r.orderId).sort((x, y) => x! - y!), [...cancelled].sort((x, y) => x - y))
+      assert.deepEqual(
+        cancelRows.map((r) => r.orderId).sort((x, y) => x! - y!),
+        [...cancelled].sort((x, y) => x - y),
+      )
       for (const row of orderRows) {
         const order = byId.get(row.orderId!)!
         assert.equal(row.petId, order.petId)
@@ -153,7 +171,13 @@ for (const backend of BACKENDS) {
       const listed = new Map((await readAllOrders(a, token)).map((o) => [o.id, o]))
       for (const order of placed) {
         const applied = transitions.filter((t) => t.id === order.id).map((t) => t.status)
-        const expected = applied.includes('cancelled') ? 'cancelled' : applied.includes('delivered') ? 'delivered' : applied.includes('approved') ? 'approved' : 'placed'
+        const expected = applied.includes('cancelled')
+          ? 'cancelled'
+          : applied.includes('delivered')
+            ? 'delivered'
+            : applied.includes('approved')
+              ? 'approved'
+              : 'placed'
         assert.equal(listed.get(order.id)?.status, expected, `order ${order.id} after ${applied.join(',')}`)
       }
     })

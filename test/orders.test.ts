@@ -49,7 +49,11 @@ for (const backend of BACKENDS) {
     const place = (body: unknown, headers: Record<string, string> = {}, token = suite.token) =>
       placeOrder(suite.server, token, body, headers)
     const placeRaw = (rawBody: string, headers: Record<string, string> = {}) =>
-      suite.server.request('POST', '/v1/store/orders', { token: suite.token, rawBody, headers: { 'content-type': 'application/json', ...headers } })
+      suite.server.request('POST', '/v1/store/orders', {
+        token: suite.token,
+        rawBody,
+        headers: { 'content-type': 'application/json', ...headers },
+      })
     const stock = (petId: bigint | number) => quantityOf(suite.server, suite.token, petId)
     const seq = () => lastSeq(suite.server, suite.token)
     const getOrder = (id: number | string, token = suite.token) => suite.server.request('GET', `/v1/store/orders/${id}`, { token })
@@ -75,7 +79,14 @@ for (const backend of BACKENDS) {
       assert.match(res.headers.get('content-type') ?? '', /^application\/json/)
       assertOrderShape(res.body)
       const order = res.body
-      assert.deepEqual(order, { id: order.id, petId: 1n, quantity: 3, status: 'placed', placedAt: order.placedAt, updatedAt: order.updatedAt })
+      assert.deepEqual(order, {
+        id: order.id,
+        petId: 1n,
+        quantity: 3,
+        status: 'placed',
+        placedAt: order.placedAt,
+        updatedAt: order.updatedAt,
+      })
       assertTimeWithin(order.placedAt, started, ended, 'placedAt')
       assertTimeWithin(order.updatedAt, started, ended, 'updatedAt')
       assert.ok(order.updatedAt >= order.placedAt)
@@ -103,7 +114,10 @@ for (const backend of BACKENDS) {
     })
 
     test('When orders are placed for extreme petIds, then the petId round-trips digit for digit', async () => {
-      for (const [petId, left] of [[ABOVE_DOUBLE, 2], [INT64_MIN, 3]] as const) {
+      for (const [petId, left] of [
+        [ABOVE_DOUBLE, 2],
+        [INT64_MIN, 3],
+      ] as const) {
         const res = await placeRaw(`{"petId":${petId},"quantity":1}`)
         assert.equal(res.status, 201, res.text)
         assert.equal(res.body.petId, petId)
@@ -177,8 +191,17 @@ for (const backend of BACKENDS) {
         const res = await suite.server.request('POST', '/v1/store/orders', { body: { petId: 2, quantity: 1 }, headers })
         assertError(res, 401, 'unauthorized')
       }
-      for (const [method, path] of [['GET', '/v1/store/orders'], ['GET', '/v1/store/orders/1'], ['PATCH', '/v1/store/orders/1']] as const) {
-        assertError(await suite.server.request(method, path, method === 'PATCH' ? { body: { status: 'cancelled' } } : {}), 401, 'unauthorized', path)
+      for (const [method, path] of [
+        ['GET', '/v1/store/orders'],
+        ['GET', '/v1/store/orders/1'],
+        ['PATCH', '/v1/store/orders/1'],
+      ] as const) {
+        assertError(
+          await suite.server.request(method, path, method === 'PATCH' ? { body: { status: 'cancelled' } } : {}),
+          401,
+          'unauthorized',
+          path,
+        )
       }
       assert.deepEqual(await snapshot([2]), before)
     })
@@ -231,7 +254,10 @@ for (const backend of BACKENDS) {
         const first = await place({ petId: 12, quantity: 2 }, headers)
         assert.equal(first.status, 201)
         const before = await snapshot([12, 13])
-        for (const body of [{ petId: 12, quantity: 3 }, { petId: 13, quantity: 2 }]) {
+        for (const body of [
+          { petId: 12, quantity: 3 },
+          { petId: 13, quantity: 2 },
+        ]) {
           const res = await place(body, headers)
           assertError(res, 409, 'idempotency_key_reused', JSON.stringify(body))
         }
@@ -292,12 +318,16 @@ for (const backend of BACKENDS) {
           const before = await snapshot([16])
           // Raw bytes: fetch() refuses to send some of these values at all.
           const body = '{"petId":16,"quantity":1}'
-          const res = await rawRequest(suite.server, [
-            'POST /v1/store/orders HTTP/1.1',
-            `Authorization: Bearer ${suite.token}`,
-            'Content-Type: application/json',
-            `Idempotency-Key: ${key}`,
-          ], body)
+          const res = await rawRequest(
+            suite.server,
+            [
+              'POST /v1/store/orders HTTP/1.1',
+              `Authorization: Bearer ${suite.token}`,
+              'Content-Type: application/json',
+              `Idempotency-Key: ${key}`,
+            ],
+            body,
+          )
           assert.equal(res.status, 400, res.text)
           assert.equal((JSON.parse(res.text) as { code: string }).code, 'invalid_request', res.text)
           assert.deepEqual(await snapshot([16]), before)
@@ -320,7 +350,10 @@ for (const backend of BACKENDS) {
           assertError(res, 400, 'invalid_request', id)
         }
         const list = await readAllOrders(suite.server, otherToken)
-        assert.ok(list.some((o) => o.id === order.id), 'every key sees every order')
+        assert.ok(
+          list.some((o) => o.id === order.id),
+          'every key sees every order',
+        )
       })
     })
 
@@ -360,9 +393,13 @@ for (const backend of BACKENDS) {
       for (const path of [['cancelled'], ['approved', 'cancelled']] as const) {
         test(`When an order is cancelled from ${path.length === 1 ? 'placed' : 'approved'}, then its quantity returns to stock with a cancellation row`, async () => {
           const order = await placed(20, 7)
-          for (const status of path.slice(0, -1)) assert.equal((await setOrderStatus(suite.server, suite.token, order.id, status)).status, 200)
+          for (const status of path.slice(0, -1))
+            assert.equal((await setOrderStatus(suite.server, suite.token, order.id, status)).status, 200)
           // The stock moved since the order: the cancellation adds back to the current value.
-          assert.equal((await suite.server.request('PATCH', '/v1/inventory/20', { token: suite.token, body: { quantity: 500 } })).status, 200)
+          assert.equal(
+            (await suite.server.request('PATCH', '/v1/inventory/20', { token: suite.token, body: { quantity: 500 } })).status,
+            200,
+          )
           const after = await seq()
           await clockPast(order.updatedAt)
           const res = await setOrderStatus(suite.server, otherToken, order.id, 'cancelled', { 'x-request-id': `cancel-${order.id}` })
@@ -384,7 +421,10 @@ for (const backend of BACKENDS) {
               at: rows[0]?.at,
             },
           ])
-          assert.equal((await suite.server.request('PATCH', '/v1/inventory/20', { token: suite.token, body: { quantity: 1000 } })).status, 200)
+          assert.equal(
+            (await suite.server.request('PATCH', '/v1/inventory/20', { token: suite.token, body: { quantity: 1000 } })).status,
+            200,
+          )
         })
       }
 
@@ -405,7 +445,8 @@ for (const backend of BACKENDS) {
       test('When a delivered order is cancelled, then 409 and no stock returns', async () => {
         const order = await placed(2, 1)
         const left = await stock(2)
-        for (const status of ['approved', 'delivered']) assert.equal((await setOrderStatus(suite.server, suite.token, order.id, status)).status, 200)
+        for (const status of ['approved', 'delivered'])
+          assert.equal((await setOrderStatus(suite.server, suite.token, order.id, status)).status, 200)
         assertError(await setOrderStatus(suite.server, suite.token, order.id, 'cancelled'), 409, 'invalid_transition')
         assert.equal(await stock(2), left)
       })
@@ -413,7 +454,15 @@ for (const backend of BACKENDS) {
       test('When a PATCH body or id is bad, then 400; an unknown order is 404; nothing changes', async () => {
         const order = await orderIn('placed')
         const before = await snapshot([20])
-        for (const raw of ['{"status":"shipped"}', '{"status":"PLACED"}', '{}', '{"status":null}', '{"status":"approved","quantity":1}', '[]', '{"status":']) {
+        for (const raw of [
+          '{"status":"shipped"}',
+          '{"status":"PLACED"}',
+          '{}',
+          '{"status":null}',
+          '{"status":"approved","quantity":1}',
+          '[]',
+          '{"status":',
+        ]) {
           const res = await suite.server.request('PATCH', `/v1/store/orders/${order.id}`, {
             token: suite.token,
             rawBody: raw,
@@ -443,7 +492,11 @@ for (const backend of BACKENDS) {
         ids.push(res.body.id)
       }
       // #2 approved, #3 cancelled, #4 delivered; the rest placed.
-      for (const [index, steps] of [[1, ['approved']], [2, ['cancelled']], [3, ['approved', 'delivered']]] as const) {
+      for (const [index, steps] of [
+        [1, ['approved']],
+        [2, ['cancelled']],
+        [3, ['approved', 'delivered']],
+      ] as const) {
         for (const status of steps) assert.equal((await setOrderStatus(suite.server, suite.token, ids[index]!, status)).status, 200)
       }
       all = (await suite.server.request('GET', '/v1/store/orders', { token: suite.token })).body
@@ -456,16 +509,29 @@ for (const backend of BACKENDS) {
       assert.equal(res.headers.get('link'), null)
       assert.equal(all.length, 7)
       all.forEach(assertOrderShape)
-      assert.deepEqual(all.map((o) => o.id), [...all.map((o) => o.id)].sort((a, b) => a - b))
-      assert.deepEqual(all.map((o) => o.status), ['placed', 'approved', 'cancelled', 'delivered', 'placed', 'placed', 'placed'])
-      assert.deepEqual(all.map((o) => o.quantity), [1, 2, 3, 4, 5, 6, 7])
+      assert.deepEqual(
+        all.map((o) => o.id),
+        [...all.map((o) => o.id)].sort((a, b) => a - b),
+      )
+      assert.deepEqual(
+        all.map((o) => o.status),
+        ['placed', 'approved', 'cancelled', 'delivered', 'placed', 'placed', 'placed'],
+      )
+      assert.deepEqual(
+        all.map((o) => o.quantity),
+        [1, 2, 3, 4, 5, 6, 7],
+      )
     })
 
     test('When filtered by status, then only those orders come back, for each status', async () => {
       for (const status of STATUSES) {
         const res = await list(`status=${status}`)
         assert.equal(res.status, 200)
-        assert.deepEqual(res.body, all.filter((o) => o.status === status), status)
+        assert.deepEqual(
+          res.body,
+          all.filter((o) => o.status === status),
+          status,
+        )
         assert.equal(res.headers.get('link'), null)
       }
     })
@@ -504,7 +570,10 @@ for (const backend of BACKENDS) {
 
     test('When more than 100 orders exist, then the default page is 100 with a Link to the rest', async () => {
       const results = await Promise.all(Array.from({ length: 101 }, () => placeOrder(suite.server, suite.token, { petId: 1, quantity: 1 })))
-      assert.deepEqual(results.filter((r) => r.status !== 201).map((r) => r.text), [])
+      assert.deepEqual(
+        results.filter((r) => r.status !== 201).map((r) => r.text),
+        [],
+      )
       const everything = await readAllOrders(suite.server, suite.token)
       assert.equal(everything.length, 108)
       const res = await list('')
@@ -516,7 +585,20 @@ for (const backend of BACKENDS) {
       assert.deepEqual((await list('limit=1000')).body, everything)
     })
 
-    for (const query of ['status=bogus', 'status=', 'status=PLACED', 'limit=0', 'limit=1001', 'limit=x', 'limit=1.5', 'after=x', 'after=1.5', 'after=9223372036854775808', 'foo=1', 'petId=1']) {
+    for (const query of [
+      'status=bogus',
+      'status=',
+      'status=PLACED',
+      'limit=0',
+      'limit=1001',
+      'limit=x',
+      'limit=1.5',
+      'after=x',
+      'after=1.5',
+      'after=9223372036854775808',
+      'foo=1',
+      'petId=1',
+    ]) {
       test(`When the list query is '${query}', then 400 invalid_request`, async () => {
         assertError(await list(query), 400, 'invalid_request', query)
       })

@@ -33,7 +33,8 @@ function assertDeprecationHeaders(res: Response, deprecatedAt: string, sunsetAt:
   assert.equal(res.headers.get('link'), LINK, where)
 }
 
-const DOGGIE = `{"id":${INT64_MAX},"name":"doggie","category":{"id":${ABOVE_DOUBLE},"name":"Dogs"},` +
+const DOGGIE =
+  `{"id":${INT64_MAX},"name":"doggie","category":{"id":${ABOVE_DOUBLE},"name":"Dogs"},` +
   `"photoUrls":["https://img.example/1.jpg","ü \\"quoted\\""],"tags":[{"id":${INT64_MIN},"name":"good"},{"id":0,"name":"boy"}],"status":"pending"}`
 
 for (const backend of BACKENDS) {
@@ -78,20 +79,39 @@ for (const backend of BACKENDS) {
 
     test('When a pet is imported with a status and has no inventory entry, then the entry is created with quantity 0, and the ledger records it', async () => {
       const changes = async (petId: bigint) =>
-        (await suite.server.request('GET', `/v1/inventory/changes?petId=${petId}`, { token: suite.token })).body as Record<string, unknown>[]
+        (await suite.server.request('GET', `/v1/inventory/changes?petId=${petId}`, { token: suite.token })).body as Record<
+          string,
+          unknown
+        >[]
       const before7 = (await changes(7n)).length
-      ok(await cli('import', 'pets', petsFile('[{"id":8,"name":"tom","photoUrls":[],"status":"available"},{"id":7,"name":"rex","photoUrls":[],"status":"sold"}]')))
+      ok(
+        await cli(
+          'import',
+          'pets',
+          petsFile('[{"id":8,"name":"tom","photoUrls":[],"status":"available"},{"id":7,"name":"rex","photoUrls":[],"status":"sold"}]'),
+        ),
+      )
       assert.deepEqual(await entry(8n), { petId: 8n, quantity: 0, status: 'available' })
       const [created, ...more] = await changes(8n)
       assert.deepEqual(more, [], 'one row for the created entry')
       assert.deepEqual(
         { ...created, seq: undefined, at: undefined },
-        { seq: undefined, petId: 8n, previousQuantity: null, quantity: 0, reason: 'import', orderId: null, keyId: null, requestId: null, at: undefined },
+        {
+          seq: undefined,
+          petId: 8n,
+          previousQuantity: null,
+          quantity: 0,
+          reason: 'import',
+          orderId: null,
+          keyId: null,
+          requestId: null,
+          at: undefined,
+        },
       )
       assert.equal((await changes(7n)).length, before7, 'a status change of an existing entry is no change of quantity: no row')
     })
 
-    test('When the inventory is imported or patched, then the status the pet shows is the entry\'s, and its quantity is untouched by pets', async () => {
+    test("When the inventory is imported or patched, then the status the pet shows is the entry's, and its quantity is untouched by pets", async () => {
       ok(await cli('import', 'inventory', inventoryFile([{ petId: 8, quantity: 12, status: 'pending' }])))
       assert.equal((await getPet(8n)).body.status, 'pending')
       const patched = await suite.server.request('PATCH', '/v1/inventory/8', { token: suite.token, body: { quantity: 4 } })
@@ -104,7 +124,13 @@ for (const backend of BACKENDS) {
     })
 
     test('When a pet is imported again, then its record is replaced whole', async () => {
-      ok(await cli('import', 'pets', petsFile('[{"id":9,"name":"old","category":{"id":1,"name":"Cats"},"photoUrls":["a"],"tags":[{"id":1,"name":"x"}]}]')))
+      ok(
+        await cli(
+          'import',
+          'pets',
+          petsFile('[{"id":9,"name":"old","category":{"id":1,"name":"Cats"},"photoUrls":["a"],"tags":[{"id":1,"name":"x"}]}]'),
+        ),
+      )
       ok(await cli('import', 'pets', petsFile('[{"id":9,"name":"new","photoUrls":["b","c"]}]')))
       assert.equal((await getPet(9n)).text, '{"id":9,"name":"new","photoUrls":["b","c"],"tags":[]}')
     })
@@ -140,12 +166,28 @@ for (const backend of BACKENDS) {
     // Each bad file starts with a valid pet 100 (status sold, and an inventory entry for pet 7), which must not be applied either.
     const good = '{"id":100,"name":"first","photoUrls":[],"status":"sold"},{"id":7,"name":"rex","photoUrls":[],"status":"pending"}'
     const invalid: [string, string, RegExp[]][] = [
-      ['a repeated id', `[${good},{"id":100,"name":"again","photoUrls":[]}]`, [/^Error: entry 3: id 100 appears twice \(first at entry 1\)$/m]],
+      [
+        'a repeated id',
+        `[${good},{"id":100,"name":"again","photoUrls":[]}]`,
+        [/^Error: entry 3: id 100 appears twice \(first at entry 1\)$/m],
+      ],
       ['a missing name', `[${good},{"id":101,"photoUrls":[]}]`, [/entry 3 \(id 101\)/, /name/]],
       ['a name too long', `[${good},{"id":101,"name":"${'n'.repeat(256)}","photoUrls":[]}]`, [/entry 3/, /pet\.name/, /255/]],
-      ['too many photo URLs', `[${good},{"id":101,"name":"a","photoUrls":[${Array(21).fill('"u"').join(',')}]}]`, [/entry 3/, /photoUrls/, /20/]],
-      ['too many tags', `[${good},{"id":101,"name":"a","photoUrls":[],"tags":[${Array.from({ length: 21 }, (_, i) => `{"id":${i},"name":"t"}`).join(',')}]}]`, [/entry 3/, /tags/]],
-      ['a tag id beyond int64', `[${good},{"id":101,"name":"a","photoUrls":[],"tags":[{"id":9223372036854775808,"name":"t"}]}]`, [/entry 3/, /pet\.tags\.0\.id/, /int64/]],
+      [
+        'too many photo URLs',
+        `[${good},{"id":101,"name":"a","photoUrls":[${Array(21).fill('"u"').join(',')}]}]`,
+        [/entry 3/, /photoUrls/, /20/],
+      ],
+      [
+        'too many tags',
+        `[${good},{"id":101,"name":"a","photoUrls":[],"tags":[${Array.from({ length: 21 }, (_, i) => `{"id":${i},"name":"t"}`).join(',')}]}]`,
+        [/entry 3/, /tags/],
+      ],
+      [
+        'a tag id beyond int64',
+        `[${good},{"id":101,"name":"a","photoUrls":[],"tags":[{"id":9223372036854775808,"name":"t"}]}]`,
+        [/entry 3/, /pet\.tags\.0\.id/, /int64/],
+      ],
       ['an unknown status', `[${good},{"id":101,"name":"a","photoUrls":[],"status":"lost"}]`, [/entry 3/, /available, pending, sold/]],
       ['an unknown field', `[${good},{"id":101,"name":"a","photoUrls":[],"owner":"me"}]`, [/entry 3/, /owner/]],
       ['a CSV file', 'id,name\n1,a\n', [/\.csv/, /json/]],
@@ -222,7 +264,10 @@ describe('pet lookup configuration', () => {
   })
 
   test('When a pet lookup date is not RFC 3339, then serve exits 2 naming it', async () => {
-    const result = await runCli(['serve'], { DATABASE_URL: `sqlite:${join(files, 'never', 'p.db')}`, PET_LOOKUP_DEPRECATED_AT: '01/01/2026' })
+    const result = await runCli(['serve'], {
+      DATABASE_URL: `sqlite:${join(files, 'never', 'p.db')}`,
+      PET_LOOKUP_DEPRECATED_AT: '01/01/2026',
+    })
     assert.equal(result.code, 2)
     assert.match(result.stderr, /^PET_LOOKUP_DEPRECATED_AT="01\/01\/2026" is invalid: expected an RFC 3339 date-time/m)
   })

@@ -94,7 +94,11 @@ describe('PostgreSQL timeouts', { skip: !postgres && 'PostgreSQL is not reachabl
       const database = await resources.database(postgres!)
       await seed(database.url, [{ petId: 1, quantity: 1, status: 'available' }])
       ;({ proxy, storage } = await proxied(database.url))
-      assert.deepEqual(await storage.writeStock({ kind: 'set', petId: 1n, quantity: 2, actor: CLI_ACTOR }), { petId: 1n, quantity: 2, status: 'available' })
+      assert.deepEqual(await storage.writeStock({ kind: 'set', petId: 1n, quantity: 2, actor: CLI_ACTOR }), {
+        petId: 1n,
+        quantity: 2,
+        status: 'available',
+      })
 
       await proxy.blackhole()
       const started = Date.now()
@@ -103,11 +107,14 @@ describe('PostgreSQL timeouts', { skip: !postgres && 'PostgreSQL is not reachabl
       assert.ok(ms < TIMEOUT_MS * 1.5, `the write failed after ${ms} ms (DB_TIMEOUT_MS ${TIMEOUT_MS})`)
 
       await proxy.restore()
-      assert.deepEqual(await within(storage.writeStock({ kind: 'set', petId: 1n, quantity: 4, actor: CLI_ACTOR }), 5000, 'a write after the outage'), {
-        petId: 1n,
-        quantity: 4,
-        status: 'available',
-      })
+      assert.deepEqual(
+        await within(storage.writeStock({ kind: 'set', petId: 1n, quantity: 4, actor: CLI_ACTOR }), 5000, 'a write after the outage'),
+        {
+          petId: 1n,
+          quantity: 4,
+          status: 'available',
+        },
+      )
     })
   })
 
@@ -132,7 +139,10 @@ describe('PostgreSQL timeouts', { skip: !postgres && 'PostgreSQL is not reachabl
 
     test('When the network hangs or the database goes away during a listing, then it fails as unavailable, within DB_TIMEOUT_MS of the stall, and the next listing is whole', async () => {
       const database = await resources.database(postgres!)
-      await seed(database.url, Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: i % 7, status: 'available' })))
+      await seed(
+        database.url,
+        Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: i % 7, status: 'available' })),
+      )
       ;({ proxy, storage } = await proxied(database.url))
       const whole = await listing()
       assert.equal(whole.entries, PETS)
@@ -149,7 +159,10 @@ describe('PostgreSQL timeouts', { skip: !postgres && 'PostgreSQL is not reachabl
       await proxy.restore()
       assert.deepEqual(await within(listing(), 5000, 'a listing after the hang'), whole)
 
-      await assert.rejects(listing(() => proxy.cut()), { code: 'service_unavailable' })
+      await assert.rejects(
+        listing(() => proxy.cut()),
+        { code: 'service_unavailable' },
+      )
       await proxy.restore()
       assert.deepEqual(await within(listing(), 5000, 'a listing after the outage'), whole)
     })

@@ -38,7 +38,12 @@ const WINDOW = { RATE_LIMIT_WINDOW_S: String(WINDOW_S) }
 function item(header: string | null, policy: string): Record<'q' | 'w' | 'r' | 't', number> | undefined {
   const found = (header ?? '').split(/,\s*/).find((part) => part.startsWith(`"${policy}";`))
   if (!found) return undefined
-  return Object.fromEntries(found.split(';').slice(1).map((kv) => [kv.split('=')[0]!, Number(kv.split('=')[1])])) as Record<'q' | 'w' | 'r' | 't', number>
+  return Object.fromEntries(
+    found
+      .split(';')
+      .slice(1)
+      .map((kv) => [kv.split('=')[0]!, Number(kv.split('=')[1])]),
+  ) as Record<'q' | 'w' | 'r' | 't', number>
 }
 
 const get = (server: TestServer, token: string) => server.request('GET', '/v1/inventory/1', { token })
@@ -57,7 +62,11 @@ describe('rate limits, counted in one process', () => {
     const database = await resources.database(sqlite)
     const [first, second] = [await createKey(database.url, 'first'), await createKey(database.url, 'second')]
     await seed(database.url, [{ petId: 1, quantity: 1, status: 'available' }])
-    const { server, metricsUrl } = await startWithMetrics(resources, database.url, { ...WINDOW, RATE_LIMIT_PER_KEY: '5', RATE_LIMIT_PER_ADDRESS: '0' })
+    const { server, metricsUrl } = await startWithMetrics(resources, database.url, {
+      ...WINDOW,
+      RATE_LIMIT_PER_KEY: '5',
+      RATE_LIMIT_PER_ADDRESS: '0',
+    })
     for (let i = 1; i <= 5; i++) {
       const res = await get(server, first)
       assert.equal(res.status, 200)
@@ -88,7 +97,12 @@ describe('rate limits, counted in one process', () => {
     const database = await resources.database(sqlite)
     const token = await createKey(database.url, 'good')
     await seed(database.url, [{ petId: 1, quantity: 1, status: 'available' }])
-    const server = await resources.server(database.url, { ...WINDOW, RATE_LIMIT_PER_KEY: '100', RATE_LIMIT_PER_ADDRESS: '4', DB_TIMEOUT_MS: '3000' })
+    const server = await resources.server(database.url, {
+      ...WINDOW,
+      RATE_LIMIT_PER_KEY: '100',
+      RATE_LIMIT_PER_ADDRESS: '4',
+      DB_TIMEOUT_MS: '3000',
+    })
     // Its first use is counted per address too, until this process has verified it.
     const firstUse = await get(server, token)
     assert.equal(firstUse.status, 200)
@@ -141,7 +155,13 @@ describe('rate limits, counted in one process', () => {
 describe('rate limits shared in Redis', { skip: skipRedis }, () => {
   const resources = useResources()
   /** A limit of 10 per key, shared in Redis under a prefix of this test's own. */
-  const sharedLimit = () => ({ ...WINDOW, RATE_LIMIT_PER_KEY: '10', RATE_LIMIT_PER_ADDRESS: '0', REDIS_URL, REDIS_KEY_PREFIX: freshPrefix() })
+  const sharedLimit = () => ({
+    ...WINDOW,
+    RATE_LIMIT_PER_KEY: '10',
+    RATE_LIMIT_PER_ADDRESS: '0',
+    REDIS_URL,
+    REDIS_KEY_PREFIX: freshPrefix(),
+  })
   /** 16 requests against one shared limit of 10: the first 10 pass, the rest are refused. */
   const TEN_THEN_REFUSED = [...Array(10).fill(200), ...Array(6).fill(429)]
 

@@ -118,10 +118,7 @@ async function runSession(steps: Step[], databaseUrl: string): Promise<SessionRu
     'set -euo pipefail',
     // The leading newline ends the previous step's last line even when it printed no newline
     // (curl -s doesn't); it is removed again when the output is cut into steps.
-    ...steps.flatMap((step, i) => [
-      `printf '\\n%s\\n' '${marker} ${i}'; printf '\\n%s\\n' '${marker} ${i}' >&2`,
-      step.command,
-    ]),
+    ...steps.flatMap((step, i) => [`printf '\\n%s\\n' '${marker} ${i}'; printf '\\n%s\\n' '${marker} ${i}' >&2`, step.command]),
   ].join('\n')
   const { code, stdout, stderr } = await bash(script, { PATH: process.env.PATH!, DATABASE_URL: databaseUrl })
   const outs = cut(stdout, marker)
@@ -171,7 +168,10 @@ describe("The README's curl session", () => {
 
   test('When the README is read, then it has a shell session with a key and curl calls, whose steps show output', () => {
     assert.ok(SESSION, 'README.md has no ```sh block containing both `curl ` and `TOKEN=`')
-    assert.ok(STEPS.some((s) => s.expected), 'the session shows no expected output (comment lines right after a command)')
+    assert.ok(
+      STEPS.some((s) => s.expected),
+      'the session shows no expected output (comment lines right after a command)',
+    )
   })
 
   test('When the session runs beside a server, then every step succeeds and none is refused with 401', () => {
@@ -188,10 +188,7 @@ describe("The README's curl session", () => {
     test(`When step ${i + 1} (\`${short(step.command)}\`) runs, then it prints what the README shows`, () => {
       const result = run.results[i]
       assert.ok(result, `step ${i + 1} never ran: the session exited ${run.code} at ${stoppedAt()}`)
-      assert.ok(
-        matchesExpected(result.stdout, step.expected!),
-        `${report(i)}\n--- the README shows:\n${step.expected!.join('\n')}`,
-      )
+      assert.ok(matchesExpected(result.stdout, step.expected!), `${report(i)}\n--- the README shows:\n${step.expected!.join('\n')}`)
     })
   })
 })
@@ -225,18 +222,7 @@ describe("The README's CLI after a build", () => {
 describe('Reading steps out of a README session', () => {
   test('When comment lines follow a command directly, then they are its expected output, and others are descriptions', () => {
     const steps = parseSteps(
-      [
-        '# a description',
-        'A=$(echo 1)',
-        '',
-        '# another description',
-        'echo a \\',
-        '  b',
-        '# a b',
-        '#',
-        '# [1,…]',
-        'true',
-      ].join('\n'),
+      ['# a description', 'A=$(echo 1)', '', '# another description', 'echo a \\', '  b', '# a b', '#', '# [1,…]', 'true'].join('\n'),
     )
     assert.deepEqual(steps, [
       { command: 'A=$(echo 1)', expected: undefined },

@@ -92,7 +92,10 @@ async function steadyClient(server: TestServer, token: string, balancer: Balance
 async function poll(server: TestServer, path: string, exited: () => boolean) {
   const seen: { at: number; status: number | string }[] = []
   while (!exited()) {
-    const status = await fetch(server.baseUrl + path).then((r) => r.status, (e: Error) => (e.cause as NodeJS.ErrnoException)?.code ?? 'error')
+    const status = await fetch(server.baseUrl + path).then(
+      (r) => r.status,
+      (e: Error) => (e.cause as NodeJS.ErrnoException)?.code ?? 'error',
+    )
     seen.push({ at: Date.now(), status })
     if (typeof status === 'string') break
     await new Promise((r) => setTimeout(r, 50))
@@ -127,7 +130,10 @@ for (const backend of BACKENDS) {
         const sent = (await Promise.all(clients)).flat()
 
         // When each process closed its listener (the log's own clock is this machine's).
-        const closes = server.logs().filter((l) => l.msg === 'closing the listener').map((l) => Number(l.time))
+        const closes = server
+          .logs()
+          .filter((l) => l.msg === 'closing the listener')
+          .map((l) => Number(l.time))
         assert.equal(closes.length, workers, 'every serving process closed its listener')
         const listenerClosedAt = Math.min(...closes)
         assert.ok(listenerClosedAt - signalledAt >= DRAIN_MS, `the listener closed ${listenerClosedAt - signalledAt} ms after SIGTERM`)
@@ -137,7 +143,11 @@ for (const backend of BACKENDS) {
         assert.ok(before.length > 100, `only ${before.length} requests were sent before the listener closed`)
         assert.ok(afterSignal.length > 3 * CLIENTS, `only ${afterSignal.length} requests were sent during the drain`)
         for (const s of before) {
-          assert.deepEqual({ status: s.status, complete: s.complete, error: s.error }, { status: 200, complete: true, error: undefined }, `a request sent ${s.sentAt - signalledAt} ms after SIGTERM`)
+          assert.deepEqual(
+            { status: s.status, complete: s.complete, error: s.error },
+            { status: 200, complete: true, error: undefined },
+            `a request sent ${s.sentAt - signalledAt} ms after SIGTERM`,
+          )
         }
         // During the drain every response asks the client to reconnect (elsewhere, behind a balancer).
         for (const s of afterSignal) assert.equal(s.connection, 'close')

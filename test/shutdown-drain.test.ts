@@ -8,7 +8,7 @@ for (const backend of BACKENDS) {
     const resources = useResources()
 
     // DB_TIMEOUT_MS past the old fixed 10 s grace: the drain must wait for the write, then exit 0.
-    test('When SIGTERM arrives while a PATCH waits for another transaction\'s lock, then the PATCH completes and the process exits 0', async () => {
+    test("When SIGTERM arrives while a PATCH waits for another transaction's lock, then the PATCH completes and the process exits 0", async () => {
       const database = await resources.database(backend)
       const token = await createKey(database.url, 'drain')
       await seed(database.url, [{ petId: 1, quantity: 1, status: 'available' }])

@@ -75,7 +75,10 @@ describe('slow and abusive clients', () => {
     }
     const reads = await reader.stop()
     assert.ok(reads.length > 50, `only ${reads.length} reads`)
-    assert.ok(reads.every((r) => r.status === 200), 'every other client was served')
+    assert.ok(
+      reads.every((r) => r.status === 200),
+      'every other client was served',
+    )
     assert.ok(Math.max(...reads.map((r) => r.ms)) < 1000, `the slowest read took ${Math.max(...reads.map((r) => r.ms))} ms`)
   })
 
@@ -116,7 +119,10 @@ describe('slow and abusive clients', () => {
   test('When MAX_IN_FLIGHT requests are being handled, then the next gets 503 with Retry-After, probes still answer, and the held ones finish', async () => {
     const database = await resources.database(sqlite)
     const token = await createKey(database.url, 'in-flight')
-    await seed(database.url, [1, 2].map((petId) => ({ petId, quantity: 1, status: 'available' })))
+    await seed(
+      database.url,
+      [1, 2].map((petId) => ({ petId, quantity: 1, status: 'available' })),
+    )
     const server = await resources.server(database.url, { MAX_IN_FLIGHT: '2', DB_TIMEOUT_MS: '10000' })
     const release = await holdInventoryWriteLock(sqlite, database.url)
     const held = [1, 2].map((petId) => server.request('PATCH', `/v1/inventory/${petId}`, { token, body: { quantity: 7 } }))
@@ -128,7 +134,10 @@ describe('slow and abusive clients', () => {
     assert.equal((await fetch(`${server.baseUrl}/healthz`)).status, 200)
     assert.equal((await fetch(`${server.baseUrl}/readyz`)).status, 200)
     await release()
-    assert.deepEqual((await Promise.all(held)).map((r) => r.status), [200, 200])
+    assert.deepEqual(
+      (await Promise.all(held)).map((r) => r.status),
+      [200, 200],
+    )
     assert.equal((await server.request('GET', '/v1/inventory', { token })).status, 200)
   })
 

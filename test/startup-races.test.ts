@@ -31,7 +31,10 @@ for (const backend of BACKENDS) {
       const database = await resources.database(backend)
       const servers = await Promise.all(Array.from({ length: 4 }, () => resources.server(database.url)))
       const keys = await keysOn(database.url)
-      assert.deepEqual(keys.map((k) => k.name), ['default'])
+      assert.deepEqual(
+        keys.map((k) => k.name),
+        ['default'],
+      )
       const tokens = await printedTokens(servers)
       assert.equal(tokens.length, 1, 'one key printed, by one instance')
       for (const server of servers) {
@@ -44,22 +47,26 @@ for (const backend of BACKENDS) {
     // Processes rarely start close enough together to overlap; connections of one process can be made to.
     test('When eight connections race to make the first key at the same moment, then exactly one makes it and none fails', async () => {
       const database = await resources.database(backend)
-      const storages = await Promise.all(
-        Array.from({ length: 8 }, () => openStorage(loadConfig({ DATABASE_URL: database.url }))),
-      )
+      const storages = await Promise.all(Array.from({ length: 8 }, () => openStorage(loadConfig({ DATABASE_URL: database.url }))))
       try {
         const results = await Promise.all(storages.map((storage) => new KeysService(storage).createFirstKeyIfNone()))
         assert.equal(results.filter((r) => r !== undefined).length, 1)
       } finally {
         await Promise.all(storages.map((s) => s.close()))
       }
-      assert.deepEqual((await keysOn(database.url)).map((k) => k.name), ['default'])
+      assert.deepEqual(
+        (await keysOn(database.url)).map((k) => k.name),
+        ['default'],
+      )
     })
 
     test('When serve --workers 4 starts on a fresh database, then all four workers listen and one first key is made', async () => {
       const database = await resources.database(backend)
       const server = await resources.server(database.url, {}, { args: ['--workers', '4'] })
-      assert.deepEqual((await keysOn(database.url)).map((k) => k.name), ['default'])
+      assert.deepEqual(
+        (await keysOn(database.url)).map((k) => k.name),
+        ['default'],
+      )
       const tokens = await printedTokens([server])
       assert.equal(tokens.length, 1)
       assert.equal((await server.request('GET', '/v1/inventory', { token: tokens[0] })).status, 200)

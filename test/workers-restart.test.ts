@@ -80,12 +80,21 @@ for (const backend of BACKENDS) {
       seed: [1, 2, 3].map((petId) => ({ petId, quantity: petId, status: 'available' })),
     })
 
-    test('When a worker is killed under load, and its young replacement too, then each is replaced after a growing delay and requests keep being answered', { timeout: 120_000 }, async () => {
+    test('When a worker is killed under load, and its young replacement too, then each is replaced after a growing delay and requests keep being answered', {
+      timeout: 120_000,
+    }, async () => {
       const { server, token } = suite
       const primaryPid = server.child.pid!
       const load = startLoad(server, token)
       /** The pids that have answered a load request, in the order they first did. */
-      const servingPids = () => [...new Set(server.logs().filter(isRequest).map((l) => Number(l.pid)))]
+      const servingPids = () => [
+        ...new Set(
+          server
+            .logs()
+            .filter(isRequest)
+            .map((l) => Number(l.pid)),
+        ),
+      ]
 
       // Both workers answer the load.
       await server.waitForLog(() => servingPids().length >= 2, 15_000)
@@ -135,7 +144,10 @@ for (const backend of BACKENDS) {
         // Sent between a kill and its replacement (an odd phase), or sent before a kill and done after it.
         const inFlightAtKill = r.status === undefined && r.sentIn < 4 && (r.sentIn % 2 === 1 || r.doneIn! > r.sentIn)
         const logged = server.logs().filter((l) => l.reqId === r.id)
-        assert.ok(inFlightAtKill, `${r.id} (sent in phase ${r.sentIn}, done in ${r.doneIn}): ${r.status ?? r.error} ${r.body ?? ''} ${JSON.stringify(logged)}`)
+        assert.ok(
+          inFlightAtKill,
+          `${r.id} (sent in phase ${r.sentIn}, done in ${r.doneIn}): ${r.status ?? r.error} ${r.body ?? ''} ${JSON.stringify(logged)}`,
+        )
       }
       // A dead worker is handed at most one connection before the primary notices (see startLoad).
       const hung = sent.filter((r) => r.error?.startsWith('AbortError'))

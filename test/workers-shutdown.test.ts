@@ -27,7 +27,10 @@ for (const backend of BACKENDS) {
     test('When Ctrl-C reaches the whole process group, then requests in flight in every worker finish and the service exits 0', async () => {
       const database = await resources.database(backend)
       const token = await createKey(database.url, 'group')
-      await seed(database.url, [1, 2, 3, 4].map((petId) => ({ petId, quantity: 0, status: 'available' })))
+      await seed(
+        database.url,
+        [1, 2, 3, 4].map((petId) => ({ petId, quantity: 0, status: 'available' })),
+      )
       // Its own process group, like a service started from a terminal.
       const server = await resources.server(database.url, { WORKERS: '2' }, { detached: true })
       const count = (msg: string) => server.logs().filter((l) => l.msg === msg).length

@@ -45,7 +45,8 @@ export function apiKeyAuthentication(
     try {
       request.apiKeyId = await keys.authenticate(authorization, request.versions.keys)
     } catch (error) {
-      if (perAddress && !counted && error instanceof UnauthorizedError) await perAddress.count(reply, 'per-address', addressPartition(request.ip))
+      if (perAddress && !counted && error instanceof UnauthorizedError)
+        await perAddress.count(reply, 'per-address', addressPartition(request.ip))
       throw error
     }
     if (perKey) await perKey.count(reply, 'per-key', String(request.apiKeyId))

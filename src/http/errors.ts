@@ -16,12 +16,14 @@ export function bearerChallenge(tokenSent: boolean): string {
 export function sendError(reply: FastifyReply, code: ErrorCode, message: string, options: { tokenSent?: boolean } = {}) {
   const status = ERROR_CODES[code]
   if (code === 'unauthorized') reply.header('www-authenticate', bearerChallenge(options.tokenSent ?? false))
-  return reply
-    .code(status)
-    // Also here, not only in admission's hook: errors the router raises come before any hook.
-    .header('x-content-type-options', 'nosniff')
-    .type('application/json; charset=utf-8')
-    .send({ code, message, status })
+  return (
+    reply
+      .code(status)
+      // Also here, not only in admission's hook: errors the router raises come before any hook.
+      .header('x-content-type-options', 'nosniff')
+      .type('application/json; charset=utf-8')
+      .send({ code, message, status })
+  )
 }
 
 // Fastify's own errors whose message is better replaced, by their stable codes (never by message text).
@@ -46,7 +48,8 @@ export function classify(error: FastifyError): { code: ErrorCode; message: strin
   if (status === 403) return { code: 'not_found', message: 'Not found' }
   const code = codeForStatus(status)
   if (!code) return { code: 'internal_error', message: 'Internal server error', undocumented: status }
-  if (status >= 500) return { code, message: code === 'internal_error' ? 'Internal server error' : 'The service is unavailable; retry shortly' }
+  if (status >= 500)
+    return { code, message: code === 'internal_error' ? 'Internal server error' : 'The service is unavailable; retry shortly' }
   return { code, message: (error.code && FRAMEWORK_MESSAGES[error.code]) || error.message }
 }
 

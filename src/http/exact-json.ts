@@ -33,6 +33,6 @@ function keepSource(this: Record<string | symbol, unknown>, key: string, value: 
 
 /** The exact value of an integer field of a parsed body, or undefined when it is not a canonical int64. */
 export function exactInt64(body: object, key: string): bigint | undefined {
-  const source = ((body as Record<symbol, Map<string, string> | undefined>)[SOURCE])?.get(key)
+  const source = (body as Record<symbol, Map<string, string> | undefined>)[SOURCE]?.get(key)
   return source === undefined ? undefined : parseInt64(source)
 }

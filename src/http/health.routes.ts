@@ -16,13 +16,9 @@ const Status = Type.Object({ status: Type.String() })
  */
 export async function healthRoutes(app: FastifyInstance, { storage, lifecycle }: { storage: Storage; lifecycle: Lifecycle }) {
   app.get('/healthz', { config: PROBE_CONFIG, schema: { hide: true, response: { 200: Status } } }, async () => ({ status: 'ok' }))
-  app.get(
-    '/readyz',
-    { config: PROBE_CONFIG, schema: { hide: true, response: { 200: Status, ...errorResponses(503) } } },
-    async () => {
-      if (lifecycle.draining) throw new UnavailableError('The service is shutting down; retry on another instance')
-      await storage.ping()
-      return { status: 'ready' }
-    },
-  )
+  app.get('/readyz', { config: PROBE_CONFIG, schema: { hide: true, response: { 200: Status, ...errorResponses(503) } } }, async () => {
+    if (lifecycle.draining) throw new UnavailableError('The service is shutting down; retry on another instance')
+    await storage.ping()
+    return { status: 'ready' }
+  })
 }

@@ -39,7 +39,10 @@ export function addressPartition(address: string): string {
   const left = head ? head.split(':') : []
   const right = tail ? tail.split(':') : []
   const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`
 }
 
 /** The rate-limit response headers, as the OpenAPI document declares them. */

@@ -56,7 +56,12 @@ export interface ByteSource {
  * list keeps its tag with it).
  */
 export function sendRepresentation(request: FastifyRequest, reply: FastifyReply, body: string | Buffer): FastifyReply
-export function sendRepresentation(request: FastifyRequest, reply: FastifyReply, body: Buffer | Buffer[] | ByteSource, tag: string): FastifyReply
+export function sendRepresentation(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  body: Buffer | Buffer[] | ByteSource,
+  tag: string,
+): FastifyReply
 export function sendRepresentation(
   request: FastifyRequest,
   reply: FastifyReply,

@@ -41,7 +41,11 @@ export async function openInventoryFile(path: string, validateRecord: Validate):
   return { chunks: inChunks(checked(raw, validateRecord, where), IMPORT_CHUNK_SIZE), where }
 }
 
-async function* checked(raw: AsyncIterable<RawRecord>, validateRecord: Validate, where: (n: number) => string): AsyncGenerator<ImportRecord> {
+async function* checked(
+  raw: AsyncIterable<RawRecord>,
+  validateRecord: Validate,
+  where: (n: number) => string,
+): AsyncGenerator<ImportRecord> {
   for await (const { position, petId: rawPetId, fields } of raw) {
     const petId = typeof rawPetId === 'string' ? parseInt64(rawPetId) : undefined
     if (petId === undefined) throw new InvalidInputError(`${where(position)}: petId must be a decimal int64 integer`)
@@ -115,7 +119,9 @@ async function* csvRecords(file: FileHandle): AsyncGenerator<RawRecord> {
     if (cause instanceof InvalidInputError) throw cause
     const { code, lines } = error as { code?: string; lines?: number }
     const where = lines === undefined ? '' : `line ${lines}: `
-    throw new InvalidInputError(`Not valid CSV: ${where}${(code && CSV_PROBLEMS[code]) ?? `the parser refused it (${code ?? 'unknown error'})`}`)
+    throw new InvalidInputError(
+      `Not valid CSV: ${where}${(code && CSV_PROBLEMS[code]) ?? `the parser refused it (${code ?? 'unknown error'})`}`,
+    )
   } finally {
     reading.destroy()
   }

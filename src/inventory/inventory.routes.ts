@@ -20,7 +20,10 @@ export interface InventoryRoutesOptions {
 }
 
 /** The inventory area. Auth is added by the enclosing scope. */
-export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { inventory, list: listBody, requireIfMatch }) => {
+export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (
+  app,
+  { inventory, list: listBody, requireIfMatch },
+) => {
   // A large list is kept in a spool file; where none can be made (a read-only TMPDIR), in memory.
   let spoolWarned = false
   const makeSpool = () =>
@@ -61,7 +64,17 @@ export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> 
         const { rss, heapTotal, heapUsed, external, arrayBuffers } = process.memoryUsage()
         const mib = (n: number) => Math.round(n / 1048576)
         request.log.debug(
-          { version, entries: body.entries, bytes: body.length, ms: Math.round(performance.now() - started), rssMiB: mib(rss), heapMiB: mib(heapUsed), heapTotalMiB: mib(heapTotal), externalMiB: mib(external), arrayBuffersMiB: mib(arrayBuffers) },
+          {
+            version,
+            entries: body.entries,
+            bytes: body.length,
+            ms: Math.round(performance.now() - started),
+            rssMiB: mib(rss),
+            heapMiB: mib(heapUsed),
+            heapTotalMiB: mib(heapTotal),
+            externalMiB: mib(external),
+            arrayBuffersMiB: mib(arrayBuffers),
+          },
           'inventory list built',
         )
         return body

@@ -53,7 +53,7 @@ export const ChangeReasonSchema = Type.Unsafe<ChangeReason>({
   type: 'string',
   enum: [...CHANGE_REASONS],
   description:
-    'Why the quantity changed: `adjustment` (updateInventory), `import` (the operator\'s `petstore import inventory`), ' +
+    "Why the quantity changed: `adjustment` (updateInventory), `import` (the operator's `petstore import inventory`), " +
     '`order` (placeOrder took the stock), `cancellation` (a cancelled order gave it back).',
 })
 
@@ -72,7 +72,10 @@ export const InventoryChangeSchema = Type.Object(
     previousQuantity: nullable(QuantitySchema, 'The quantity before the change; null when the change created the entry.'),
     quantity: QuantitySchema,
     reason: Type.Ref('ChangeReason'),
-    orderId: nullable(Type.Unsafe<bigint>({ type: 'integer', format: 'int64' }), 'The order, for reasons `order` and `cancellation`; otherwise null.'),
+    orderId: nullable(
+      Type.Unsafe<bigint>({ type: 'integer', format: 'int64' }),
+      'The order, for reasons `order` and `cancellation`; otherwise null.',
+    ),
     keyId: nullable(Type.Integer(), 'The id of the API key that made the change (as `petstore keys list` shows it); null for the CLI.'),
     requestId: nullable(Type.String(), "The request's id (its X-Request-Id response header); null for the CLI."),
     at: Type.String({ format: 'date-time', description: 'When the change was committed (RFC 3339, UTC, milliseconds).' }),

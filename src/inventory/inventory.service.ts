@@ -51,7 +51,8 @@ export class InventoryService {
    * of the scan never skips a row.
    */
   async changesPage(after: bigint, limit: number, petId?: bigint): Promise<{ rows: InventoryChange[]; nextAfter?: bigint }> {
-    const full = (rows: InventoryChange[]) => (rows.length > limit ? { rows: rows.slice(0, limit), nextAfter: rows[limit - 1]!.seq } : undefined)
+    const full = (rows: InventoryChange[]) =>
+      rows.length > limit ? { rows: rows.slice(0, limit), nextAfter: rows[limit - 1]!.seq } : undefined
     if (petId === undefined) {
       const rows = await this.storage.listChanges({ after, limit: limit + 1 })
       return full(rows) ?? { rows }

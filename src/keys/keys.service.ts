@@ -67,9 +67,7 @@ export class KeysService {
   /** Creates a key; the token is returned once and only its hash is stored. */
   async create(name: string): Promise<{ key: ApiKey; token: string }> {
     if (!KEY_NAME_PATTERN.test(name)) {
-      throw new InvalidInputError(
-        'Key name must start with a letter and hold up to 64 letters, digits, dots, dashes or underscores',
-      )
+      throw new InvalidInputError('Key name must start with a letter and hold up to 64 letters, digits, dots, dashes or underscores')
     }
     const token = generateKey()
     const key = await this.storage.createKey(name, hashKey(token), new Date().toISOString())

@@ -30,20 +30,25 @@ const PlaceHeadersSchema = Type.Object({
 
 const ListQuerySchema = Type.Object(
   {
-    status: Type.Optional(Type.Unsafe<OrderStatus>({ type: 'string', enum: [...ORDER_STATUSES], description: 'Only orders with this status.' })),
+    status: Type.Optional(
+      Type.Unsafe<OrderStatus>({ type: 'string', enum: [...ORDER_STATUSES], description: 'Only orders with this status.' }),
+    ),
     limit: PageLimitSchema,
     after: Type.Unsafe<bigint>({
       type: 'integer',
       format: 'int64',
       default: 0,
-      description: 'Return orders with an id above this one (default 0: from the first). The next page continues after the last id of this one.',
+      description:
+        'Return orders with an id above this one (default 0: from the first). The next page continues after the last id of this one.',
     }),
   },
   { additionalProperties: false },
 )
 
 const REPLAYED_HEADER = {
-  'Idempotent-Replayed': Type.Literal('true', { description: 'Sent when this is the answer to an earlier request with the same Idempotency-Key.' }),
+  'Idempotent-Replayed': Type.Literal('true', {
+    description: 'Sent when this is the answer to an earlier request with the same Idempotency-Key.',
+  }),
 }
 
 /** The store's orders. Auth is added by the enclosing scope. */
@@ -68,7 +73,10 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService }> 
         response: {
           201: Type.Ref('Order', {
             description: 'The order, placed and committed.',
-            headers: { Location: Type.String({ description: 'The order\'s URL, path-absolute: `/v1/store/orders/{orderId}`.' }), ...REPLAYED_HEADER },
+            headers: {
+              Location: Type.String({ description: "The order's URL, path-absolute: `/v1/store/orders/{orderId}`." }),
+              ...REPLAYED_HEADER,
+            },
           }),
           ...errorResponses(400, 401, 404, 413, 415, 500, 503),
           ...conflict(
@@ -94,7 +102,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService }> 
       schema: {
         operationId: 'listOrders',
         summary: 'List orders',
-        description: "The store's orders, by id ascending, a page at a time; a `Link` header with rel=\"next\" is sent while more remain.",
+        description: 'The store\'s orders, by id ascending, a page at a time; a `Link` header with rel="next" is sent while more remain.',
         tags: ['store'],
         querystring: ListQuerySchema,
         response: {
@@ -141,7 +149,9 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService }> 
         response: {
           200: Type.Ref('Order', { description: 'The order with its new status.' }),
           ...errorResponses(400, 401, 404, 413, 414, 415, 500, 503),
-          ...conflict('`invalid_transition`: the order cannot move from its status to the one asked (the same status included). Nothing changed.'),
+          ...conflict(
+            '`invalid_transition`: the order cannot move from its status to the one asked (the same status included). Nothing changed.',
+          ),
         },
       },
     },

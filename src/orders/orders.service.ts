@@ -17,7 +17,10 @@ export class OrdersService {
     const claim = idempotencyKey === undefined ? undefined : { key: idempotencyKey, fingerprint: `${petId}:${quantity}` }
     const result = (await this.storage.writeStock({ kind: 'place', petId, quantity, actor, idempotency: claim })) as PlaceResult
     if (result === 'idempotency_key_reused') {
-      throw new ConflictError('idempotency_key_reused', 'This Idempotency-Key was used with another request body; use a new key for a new order')
+      throw new ConflictError(
+        'idempotency_key_reused',
+        'This Idempotency-Key was used with another request body; use a new key for a new order',
+      )
     }
     const { replayed } = result
     switch (result.outcome) {

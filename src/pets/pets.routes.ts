@@ -25,7 +25,10 @@ export interface PetsRoutesOptions {
 }
 
 /** The pets area: its one operation, the deprecated lookup by id. */
-export const petsRoutes: FastifyPluginAsyncTypebox<PetsRoutesOptions> = async (app, { pets, authenticate, deprecatedCalls, deprecation }) => {
+export const petsRoutes: FastifyPluginAsyncTypebox<PetsRoutesOptions> = async (
+  app,
+  { pets, authenticate, deprecatedCalls, deprecation },
+) => {
   const sunset = deprecation.sunsetAt.toISOString()
   app.get(
     PET_LOOKUP_URL,

@@ -81,7 +81,9 @@ export class RedisCounterStore implements CounterStore {
 
   async hit(key: string, ttlMs: number): Promise<number> {
     try {
-      const count = Number(await (this.redis as unknown as { rateLimitHit(k: string, ttl: number): Promise<number> }).rateLimitHit(key, ttlMs))
+      const count = Number(
+        await (this.redis as unknown as { rateLimitHit(k: string, ttl: number): Promise<number> }).rateLimitHit(key, ttlMs),
+      )
       if (this.failing) {
         this.failing = false
         this.events.onRecovery()

@@ -1,4 +1,12 @@
-import { MAX_QUANTITY, ORDER_TRANSITIONS, type Actor, type InventoryChange, type InventoryItem, type Order, type OrderStatus } from '../domain.js'
+import {
+  MAX_QUANTITY,
+  ORDER_TRANSITIONS,
+  type Actor,
+  type InventoryChange,
+  type InventoryItem,
+  type Order,
+  type OrderStatus,
+} from '../domain.js'
 
 /** Decides, inside a write's own transaction, whether the write may apply to the entry as it is. */
 export type Precondition = (current: InventoryItem) => boolean
@@ -138,7 +146,17 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
   let { lastChange, lastOrder } = state
 
   const change = (entry: InventoryItem, quantity: number, reason: InventoryChange['reason'], orderId: bigint | null, actor: Actor) => {
-    changes.push({ seq: ++lastChange, petId: entry.petId, previousQuantity: entry.quantity, quantity, reason, orderId, keyId: actor.keyId, requestId: actor.requestId, at })
+    changes.push({
+      seq: ++lastChange,
+      petId: entry.petId,
+      previousQuantity: entry.quantity,
+      quantity,
+      reason,
+      orderId,
+      keyId: actor.keyId,
+      requestId: actor.requestId,
+      at,
+    })
     entries.set(entry.petId, { ...entry, quantity })
     quantities.set(entry.petId, quantity)
   }
@@ -211,4 +229,3 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
     lastOrder,
   }
 }
-

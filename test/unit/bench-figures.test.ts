@@ -7,10 +7,22 @@ import { stealPercent } from '../../bench/procs.js'
 import { goals, medianP99, type Row } from '../../bench/report.js'
 
 const run = (rps: number, p99: number, stealPct?: number): Measured => ({
-  rps, p50: 1, p99, completed: rps * 5, non2xx: 0, errors: 0, errorDetail: 'none', ...(stealPct === undefined ? {} : { stealPct }),
+  rps,
+  p50: 1,
+  p99,
+  completed: rps * 5,
+  non2xx: 0,
+  errors: 0,
+  errorDetail: 'none',
+  ...(stealPct === undefined ? {} : { stealPct }),
 })
 
-const row = (target: string, runs: Measured[]): Row => ({ scenario: 'patch', target, runs, measured: [...runs].sort((a, b) => a.rps - b.rps)[1] })
+const row = (target: string, runs: Measured[]): Row => ({
+  scenario: 'patch',
+  target,
+  runs,
+  measured: [...runs].sort((a, b) => a.rps - b.rps)[1],
+})
 
 describe('bench figures', () => {
   test('a p99 goal is judged on the median of the rounds, so one stalled round counts once', () => {

@@ -16,7 +16,10 @@ let inventory: InventoryService
 
 async function* records(quantity: number): AsyncIterable<ImportRecord[]> {
   const chunk = (start: number) =>
-    Array.from({ length: 5000 }, (_, i) => ({ item: { petId: BigInt(start + i + 1), quantity, status: 'available' as const }, position: start + i + 1 }))
+    Array.from({ length: 5000 }, (_, i) => ({
+      item: { petId: BigInt(start + i + 1), quantity, status: 'available' as const },
+      position: start + i + 1,
+    }))
   for (let start = 0; start < PETS; start += 5000) yield chunk(start)
 }
 
@@ -73,8 +76,17 @@ describe('reading one pet from the ledger in bounded windows (sqlite)', () => {
   })
 
   test('When a history is read, then it walks back through the windows, newest first, up to the limit', async () => {
-    assert.deepEqual((await inventory.history(5n, 10)).map((r) => [r.seq, r.quantity]), [[25_005n, 2], [5n, 1]])
-    assert.deepEqual((await inventory.history(5n, 1)).map((r) => r.seq), [25_005n])
+    assert.deepEqual(
+      (await inventory.history(5n, 10)).map((r) => [r.seq, r.quantity]),
+      [
+        [25_005n, 2],
+        [5n, 1],
+      ],
+    )
+    assert.deepEqual(
+      (await inventory.history(5n, 1)).map((r) => r.seq),
+      [25_005n],
+    )
     assert.deepEqual(await inventory.history(BigInt(PETS + 1), 10), [])
   })
 })

@@ -151,7 +151,7 @@ describe('loadConfig', () => {
     assert.equal(config.productionBaseUrl, 'https://b.example/api')
   })
 
-  test('When DB_TIMEOUT_MS is raised, then the default shutdown grace outlasts a request\'s database waits', () => {
+  test("When DB_TIMEOUT_MS is raised, then the default shutdown grace outlasts a request's database waits", () => {
     assert.equal(loadConfig({ DB_TIMEOUT_MS: '1000' }).shutdownGraceMs, 10_000)
     assert.equal(loadConfig({ DB_TIMEOUT_MS: '60000' }).shutdownGraceMs, 181_000)
   })
@@ -231,7 +231,11 @@ describe('maskUrl', () => {
     ['a Redis password with an empty user', 'redis://:pw@h:6379', 'redis://:***@h:6379'],
     ['a Redis lone userinfo (the password)', 'redis://pw@h:6379/0', 'redis://***@h:6379/0'],
     ['a TLS Redis user and password', 'rediss://u:pw@h', 'rediss://u:***@h'],
-    ['a password= query parameter', 'postgres://h/db?user=u&password=s3cret&sslmode=require', 'postgres://h/db?user=u&password=***&sslmode=require'],
+    [
+      'a password= query parameter',
+      'postgres://h/db?user=u&password=s3cret&sslmode=require',
+      'postgres://h/db?user=u&password=***&sslmode=require',
+    ],
     ['a password= first in the query', 'postgres://h/db?password=s3cret', 'postgres://h/db?password=***'],
     ['an upper-case scheme', 'POSTGRES://u:s3cret@h/db', 'POSTGRES://u:***@h/db'],
   ]
@@ -248,7 +252,8 @@ describe('maskUrl', () => {
   })
 
   test('When URLs stand inside a longer message, then each password is masked and the rest is kept', () => {
-    const text = 'Cannot open the database postgres://app:s3cret@db1/inv: connect to redis://:pw2@cache:6379 failed\n    at x (file:///srv/app/dist/src/cli.js:10:5)'
+    const text =
+      'Cannot open the database postgres://app:s3cret@db1/inv: connect to redis://:pw2@cache:6379 failed\n    at x (file:///srv/app/dist/src/cli.js:10:5)'
     assert.equal(
       maskUrl(text),
       'Cannot open the database postgres://app:***@db1/inv: connect to redis://:***@cache:6379 failed\n    at x (file:///srv/app/dist/src/cli.js:10:5)',
@@ -298,11 +303,8 @@ describe('loadConfig: secrets never appear in its messages', () => {
     assert.ok(!message.includes('topsecret') && !message.includes('"short"'), message)
   })
 
-  test(
-    'When an invalid URL\'s password holds white space, then no part of it is shown',
-    () => {
-      const { message } = refusal({ REDIS_URL: 'redis://u:top secret@h' })
-      assert.ok(!message.includes('top') && !message.includes('secret'), message)
-    },
-  )
+  test("When an invalid URL's password holds white space, then no part of it is shown", () => {
+    const { message } = refusal({ REDIS_URL: 'redis://u:top secret@h' })
+    assert.ok(!message.includes('top') && !message.includes('secret'), message)
+  })
 })

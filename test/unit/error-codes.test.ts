@@ -7,7 +7,7 @@ import { classify } from '../../src/http/errors.js'
 const statusOf = (code: keyof typeof ERROR_CODES) => ERROR_CODES[code]
 
 describe('error classification', () => {
-  test('When any error Fastify defines is raised, then it keeps its status and gets that status\'s documented code', () => {
+  test("When any error Fastify defines is raised, then it keeps its status and gets that status's documented code", () => {
     const seen = new Set<number>()
     for (const [name, FastifyErrorClass] of Object.entries(errorCodes)) {
       const error = new (FastifyErrorClass as new () => FastifyError)()

@@ -34,7 +34,11 @@ describe('GroupCommit', () => {
     assert.deepEqual(batches, [], 'nothing is committed synchronously')
     const results = await Promise.all(promises)
     assert.deepEqual(batches, [inputs])
-    assert.deepEqual(results, inputs.map((n) => `done ${n}`), 'each caller gets its own result')
+    assert.deepEqual(
+      results,
+      inputs.map((n) => `done ${n}`),
+      'each caller gets its own result',
+    )
   })
 
   test('When the same value is submitted twice, then each submission gets its own slot and result', async () => {
@@ -72,7 +76,10 @@ describe('GroupCommit', () => {
       { ok: false, error: boom },
     ])
     assert.deepEqual(await Promise.all([commit.submit(4), commit.submit(5)]), ['done 4', 'done 5'])
-    assert.deepEqual(batches, [[1, 2, 3], [4, 5]])
+    assert.deepEqual(batches, [
+      [1, 2, 3],
+      [4, 5],
+    ])
   })
 
   test('When a batch throws, then writes of the following tick are not in it and succeed', async () => {
@@ -147,7 +154,10 @@ describe('GroupCommit', () => {
     gates.shift()!()
     assert.deepEqual(await Promise.all(first), [10, 20])
     while (gates.length === 0) await nextTurn()
-    assert.deepEqual(batches, [[1, 2], [3, 4]])
+    assert.deepEqual(batches, [
+      [1, 2],
+      [3, 4],
+    ])
     gates.shift()!()
     await drained
     assert.deepEqual(await Promise.all(second), [30, 40], 'drain() waited for the batch gathered behind the first')
@@ -161,7 +171,10 @@ describe('GroupCommit', () => {
       return batch
     })
     const failed = await Promise.all([commit.submit(1), commit.submit(2)].map(settle))
-    assert.deepEqual(failed.map((r) => r.ok), [false, false])
+    assert.deepEqual(
+      failed.map((r) => r.ok),
+      [false, false],
+    )
     assert.equal(await commit.submit(3), 3)
   })
 
@@ -171,7 +184,10 @@ describe('GroupCommit', () => {
     const results = await Promise.all(inputs.map((n) => commit.submit(n)))
     assert.equal(batches.length, 1)
     assert.deepEqual(batches[0], inputs)
-    assert.deepEqual(results, inputs.map((n) => `done ${n}`))
+    assert.deepEqual(
+      results,
+      inputs.map((n) => `done ${n}`),
+    )
   })
 
   test('When a write waits for a batch past its deadline, then it is refused unapplied and its neighbours still commit', async () => {
@@ -197,7 +213,7 @@ describe('GroupCommit', () => {
     assert.deepEqual(batches, [[1], [3]], 'the expired write never reached a batch')
   })
 
-  test('When a batch starts, then it is given its earliest member\'s deadline', async () => {
+  test("When a batch starts, then it is given its earliest member's deadline", async () => {
     const deadlines: number[] = []
     const commit = new GroupCommit<number, number>(
       (batch, deadline) => {
@@ -212,7 +228,7 @@ describe('GroupCommit', () => {
     assert.ok(deadlines[0]! >= before + 1000 && deadlines[0]! <= Date.now() + 1000, String(deadlines[0]! - before))
   })
 
-  test('When batches commit or fail, then onBatch is told each one\'s size and duration', async () => {
+  test("When batches commit or fail, then onBatch is told each one's size and duration", async () => {
     const told: [number, number][] = []
     let fail = false
     const commit = new GroupCommit<number, number>(
@@ -226,7 +242,10 @@ describe('GroupCommit', () => {
     await Promise.all([commit.submit(1), commit.submit(2), commit.submit(3)])
     fail = true
     await settle(commit.submit(4))
-    assert.deepEqual(told.map(([writes]) => writes), [3, 1])
+    assert.deepEqual(
+      told.map(([writes]) => writes),
+      [3, 1],
+    )
     for (const [, seconds] of told) assert.ok(seconds >= 0.015 && seconds < 1, String(seconds))
   })
 })

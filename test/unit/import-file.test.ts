@@ -193,11 +193,13 @@ describe('openInventoryFile: large files', () => {
 
 describe('readInventoryFile: round trip', () => {
   const items = fc.uniqueArray(
-    fc.record({
-      petId: fc.bigInt({ min: INT64_MIN, max: INT64_MAX }),
-      quantity: fc.integer({ min: 0, max: MAX_QUANTITY }),
-      status: fc.constantFrom(...PET_STATUSES),
-    }).map((item): InventoryItem => ({ ...item })), // fc.record makes null-prototype objects
+    fc
+      .record({
+        petId: fc.bigInt({ min: INT64_MIN, max: INT64_MAX }),
+        quantity: fc.integer({ min: 0, max: MAX_QUANTITY }),
+        status: fc.constantFrom(...PET_STATUSES),
+      })
+      .map((item): InventoryItem => ({ ...item })), // fc.record makes null-prototype objects
     { selector: (item) => item.petId, maxLength: 40 },
   )
 
@@ -244,7 +246,10 @@ describe('openInventoryFile: only regular files are read', () => {
       const path = join(dir, `zero-${files++}`, `x${extension}`)
       mkdirSync(join(path, '..'))
       symlinkSync('/dev/zero', path)
-      await rejectsNaming(within(readInventoryFile(path), 5000, path), /^Cannot read .*x\.(csv|json): it is a device; import reads regular files only$/)
+      await rejectsNaming(
+        within(readInventoryFile(path), 5000, path),
+        /^Cannot read .*x\.(csv|json): it is a device; import reads regular files only$/,
+      )
     })
 
     test(`When x${extension} is a FIFO, then it is refused without waiting for a writer`, async () => {
@@ -281,7 +286,10 @@ describe('openInventoryFile: a record past IMPORT_RECORD_LIMIT is refused', () =
     ['a string of 200,000 characters', `{"petId":2,"quantity":1,"status":"${huge}"}`],
     ['a key of 200,000 characters', `{"petId":2,"quantity":1,"status":"sold","${huge}":1}`],
     ['a number of 200,000 digits', `{"petId":2${'0'.repeat(200_000)},"quantity":1,"status":"sold"}`],
-    ['an array of 40,000 small numbers', `{"petId":2,"quantity":1,"status":"sold","tags":[${Array.from({ length: 40_000 }, () => '1').join(',')}]}`],
+    [
+      'an array of 40,000 small numbers',
+      `{"petId":2,"quantity":1,"status":"sold","tags":[${Array.from({ length: 40_000 }, () => '1').join(',')}]}`,
+    ],
   ]
   for (const [label, entry] of jsonCases) {
     test(`When a JSON entry holds ${label}, then it is refused naming the entry and the limit`, async () => {
@@ -290,9 +298,15 @@ describe('openInventoryFile: a record past IMPORT_RECORD_LIMIT is refused', () =
     })
   }
 
-  for (const [label, field] of [['an unquoted', huge], ['a quoted', `"${huge}"`]] as const) {
+  for (const [label, field] of [
+    ['an unquoted', huge],
+    ['a quoted', `"${huge}"`],
+  ] as const) {
     test(`When a CSV line holds ${label} field of 200,000 characters, then it is refused naming the line and the limit`, async () => {
-      await rejectsNaming(read('.csv', `petId,quantity,status\n1,1,sold\n2,1,${field}\n3,1,sold\n`), /^Not valid CSV: line 3: the record is larger than the limit of 65536 characters$/)
+      await rejectsNaming(
+        read('.csv', `petId,quantity,status\n1,1,sold\n2,1,${field}\n3,1,sold\n`),
+        /^Not valid CSV: line 3: the record is larger than the limit of 65536 characters$/,
+      )
     })
   }
 
@@ -305,19 +319,28 @@ describe('openInventoryFile: a record past IMPORT_RECORD_LIMIT is refused', () =
 
   test('When a CSV record is just under the limit, then it reaches the validator; just over, it is refused for its size', async () => {
     const file = (length: number) => `petId,quantity,status\n1,1,sold\n2,1,${'x'.repeat(length)}\n`
-    await rejectsNaming(read('.csv', file(IMPORT_RECORD_LIMIT - 200)), /^line 3 \(petId 2\): record\.status must be one of: available, pending, sold$/)
-    await rejectsNaming(read('.csv', file(IMPORT_RECORD_LIMIT + 1)), /^Not valid CSV: line 3: the record is larger than the limit of 65536\b/)
+    await rejectsNaming(
+      read('.csv', file(IMPORT_RECORD_LIMIT - 200)),
+      /^line 3 \(petId 2\): record\.status must be one of: available, pending, sold$/,
+    )
+    await rejectsNaming(
+      read('.csv', file(IMPORT_RECORD_LIMIT + 1)),
+      /^Not valid CSV: line 3: the record is larger than the limit of 65536\b/,
+    )
   })
 
   test('When several CSV records of half the limit each follow one another, then every one is read (the count starts again at each record)', async () => {
     // Trailing blanks count towards a record's size, and are trimmed before validation.
     const status = 'available'.padEnd(IMPORT_RECORD_LIMIT / 2, ' ')
     const csv = `petId,quantity,status\n${Array.from({ length: 5 }, (_, i) => `${i + 1},1,${status}`).join('\n')}\n`
-    assert.deepEqual((await read('.csv', csv)).map((i) => i.petId), [1n, 2n, 3n, 4n, 5n])
+    assert.deepEqual(
+      (await read('.csv', csv)).map((i) => i.petId),
+      [1n, 2n, 3n, 4n, 5n],
+    )
   })
 })
 
-describe('openInventoryFile: messages never carry the file\'s control bytes', () => {
+describe("openInventoryFile: messages never carry the file's control bytes", () => {
   const header = 'petId,quantity,status\n'
   const csvCases: [string, string, RegExp][] = [
     ['text after a closing quote', '1,1,"sold"\u001b]0;pwned\u0007x', /a quoted field goes on after its closing quote/],
@@ -341,7 +364,10 @@ describe('openInventoryFile: messages never carry the file\'s control bytes', ()
     const head = `petId,quantity,\u001b]0;pwned\u0007\u009b31m${'y'.repeat(500)}`
     await assert.rejects(read('.csv', `${head}\n1,1,sold\n`), (error: unknown) => {
       assert.ok(error instanceof InvalidInputError, String(error))
-      assert.match(error.message, /^line 1: the header must be petId,quantity,status \(got "petId,quantity,\\u001b\]0;pwned\\u0007\\u009b31my+…"\)$/)
+      assert.match(
+        error.message,
+        /^line 1: the header must be petId,quantity,status \(got "petId,quantity,\\u001b\]0;pwned\\u0007\\u009b31my+…"\)$/,
+      )
       assert.doesNotMatch(error.message, CONTROL)
       assert.ok(error.message.length < 200, `${error.message.length} characters`)
       return true
@@ -359,7 +385,7 @@ describe('openInventoryFile: messages never carry the file\'s control bytes', ()
     })
   })
 
-  test('When JSON is broken by control bytes, then the parser\'s message quotes none of them', async () => {
+  test("When JSON is broken by control bytes, then the parser's message quotes none of them", async () => {
     await assert.rejects(read('.json', '[{"petId":1\u001b]0;pwned\u0007}]'), (error: unknown) => {
       assert.ok(error instanceof InvalidInputError, String(error))
       assert.match(error.message, /^Not valid JSON: /)
@@ -369,16 +395,16 @@ describe('openInventoryFile: messages never carry the file\'s control bytes', ()
     })
   })
 
-  test(
-    'When a JSON entry has an unknown field named with control bytes, then the message quotes it escaped',
-    async () => {
-      await assert.rejects(read('.json', `[{"petId":1,"quantity":1,"status":"sold","\\u001b]0;pwned\\u0007${'k'.repeat(500)}":1}]`), (error: unknown) => {
+  test('When a JSON entry has an unknown field named with control bytes, then the message quotes it escaped', async () => {
+    await assert.rejects(
+      read('.json', `[{"petId":1,"quantity":1,"status":"sold","\\u001b]0;pwned\\u0007${'k'.repeat(500)}":1}]`),
+      (error: unknown) => {
         assert.ok(error instanceof InvalidInputError, String(error))
         assert.match(error.message, /^entry 1 \(petId 1\): record has unknown field /)
         assert.doesNotMatch(error.message, CONTROL)
         assert.ok(error.message.length < 200, `${error.message.length} characters`)
         return true
-      })
-    },
-  )
+      },
+    )
+  })
 })

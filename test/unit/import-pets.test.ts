@@ -79,13 +79,21 @@ describe('openPetsFile: invalid records name their entry and field', () => {
     ['an id written 2.0', '{"id":2.0,"name":"a","photoUrls":[]}', /pet\.id must be a decimal int64 integer/],
     ['an id of -0', '{"id":-0,"name":"a","photoUrls":[]}', /pet\.id must be a decimal int64 integer/],
     ['an id above int64', '{"id":9223372036854775808,"name":"a","photoUrls":[]}', /pet\.id must be a decimal int64 integer/],
-    ['a category id with an exponent', '{"id":2,"name":"a","photoUrls":[],"category":{"id":1e3,"name":"c"}}', /pet\.category\.id must be a decimal int64/],
+    [
+      'a category id with an exponent',
+      '{"id":2,"name":"a","photoUrls":[],"category":{"id":1e3,"name":"c"}}',
+      /pet\.category\.id must be a decimal int64/,
+    ],
     ['a category without a name', '{"id":2,"name":"a","photoUrls":[],"category":{"id":1}}', /pet\.category.*name/],
     ['an empty name', '{"id":2,"name":"","photoUrls":[]}', /pet\.name/],
     ['no photoUrls', '{"id":2,"name":"a"}', /photoUrls/],
     ['a photo URL that is not a string', '{"id":2,"name":"a","photoUrls":[1]}', /pet\.photoUrls\.0/],
     ['a photo URL too long', `{"id":2,"name":"a","photoUrls":["${'u'.repeat(2049)}"]}`, /pet\.photoUrls\.0.*2048/],
-    ['a tag with an unknown field', '{"id":2,"name":"a","photoUrls":[],"tags":[{"id":1,"name":"t","x":1}]}', /pet\.tags\.0 has unknown field "x"/],
+    [
+      'a tag with an unknown field',
+      '{"id":2,"name":"a","photoUrls":[],"tags":[{"id":1,"name":"t","x":1}]}',
+      /pet\.tags\.0 has unknown field "x"/,
+    ],
     ['a null status', '{"id":2,"name":"a","photoUrls":[],"status":null}', /status/],
     ['a number', '5', /must be an object/],
   ]
@@ -129,7 +137,10 @@ describe('openPetsFile: only regular files, and records within the limit', () =>
   const good = '{"id":1,"name":"a","photoUrls":[]}'
   const cases: [string, string][] = [
     ['a name of 200,000 characters', `{"id":2,"name":"${'n'.repeat(200_000)}","photoUrls":[]}`],
-    ['50 photo URLs of 2,000 characters', `{"id":2,"name":"a","photoUrls":[${Array.from({ length: 50 }, () => `"${'u'.repeat(2000)}"`).join(',')}]}`],
+    [
+      '50 photo URLs of 2,000 characters',
+      `{"id":2,"name":"a","photoUrls":[${Array.from({ length: 50 }, () => `"${'u'.repeat(2000)}"`).join(',')}]}`,
+    ],
     ['tags nested 40,000 deep', `{"id":2,"name":"a","photoUrls":[],"tags":${'['.repeat(40_000)}${']'.repeat(40_000)}}`],
   ]
   for (const [label, entry] of cases) {

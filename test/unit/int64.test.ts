@@ -43,10 +43,7 @@ describe('parseInt64', () => {
   })
 
   test('When any integer outside the range is written in decimal, then it is undefined', () => {
-    const outside = fc.oneof(
-      fc.bigInt({ min: INT64_MAX + 1n, max: 2n ** 200n }),
-      fc.bigInt({ min: -(2n ** 200n), max: INT64_MIN - 1n }),
-    )
+    const outside = fc.oneof(fc.bigInt({ min: INT64_MAX + 1n, max: 2n ** 200n }), fc.bigInt({ min: -(2n ** 200n), max: INT64_MIN - 1n }))
     fc.assert(
       fc.property(outside, (n) => {
         assert.equal(parseInt64(String(n)), undefined)
@@ -62,7 +59,10 @@ describe('parseInt64', () => {
     ['a fraction', ['1.5', '1.0', '1.', '.5', '-0.0']],
     ['spaces', [' 1', '1 ', ' ', '1 2', '\t1', '1\n', '\n1', '- 1', '\u00a01']],
     ['an empty string', ['']],
-    ['non-digits', ['abc', '1a', 'a1', '0x10', '0b1', '0o7', '-', '--1', '1-', 'NaN', 'Infinity', '-Infinity', '1_000', '1,000', 'null', 'true']],
+    [
+      'non-digits',
+      ['abc', '1a', 'a1', '0x10', '0b1', '0o7', '-', '--1', '1-', 'NaN', 'Infinity', '-Infinity', '1_000', '1,000', 'null', 'true'],
+    ],
     ['non-ASCII digits', ['١٢٣', '１２３', '²']],
   ]
   for (const [label, texts] of nonCanonical) {

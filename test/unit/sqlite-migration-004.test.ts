@@ -30,7 +30,9 @@ test('When a database made before migration 004 is migrated, then its rows and i
 
     assert.deepEqual(dump(), before)
     const indexes = db
-      .prepare(`SELECT name FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (${TABLES.map(() => '?').join(', ')}) ORDER BY name`)
+      .prepare(
+        `SELECT name FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (${TABLES.map(() => '?').join(', ')}) ORDER BY name`,
+      )
       .pluck()
       .all(...TABLES)
     assert.deepEqual(indexes, ['idempotency_keys_created', 'orders_status'])
@@ -49,7 +51,10 @@ test('When a database made before migration 004 is migrated, then its rows and i
       db.exec(`INSERT INTO ${table} VALUES ${value}`)
     }
     // No IN list left in a CHECK of these tables: SQLite would build it as a table on every INSERT.
-    const plan = db.prepare("EXPLAIN INSERT INTO inventory_changes VALUES (4, 1, 0, 1, 'adjustment', NULL, NULL, NULL, 'x')").raw().all() as unknown[][]
+    const plan = db
+      .prepare("EXPLAIN INSERT INTO inventory_changes VALUES (4, 1, 0, 1, 'adjustment', NULL, NULL, NULL, 'x')")
+      .raw()
+      .all() as unknown[][]
     assert.ok(!plan.some((row) => row[1] === 'OpenEphemeral'))
     db.close()
   } finally {

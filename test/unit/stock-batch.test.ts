@@ -10,38 +10,53 @@ const actor = { keyId: 1, requestId: 'r' }
 const stateArb = fc
   .record({
     quantities: fc.array(fc.oneof(fc.integer({ min: 0, max: 5 }), fc.constant(MAX_QUANTITY - 1)), { minLength: 1, maxLength: 4 }),
-    orders: fc.array(fc.record({ pet: fc.nat(3), quantity: fc.integer({ min: 1, max: 3 }), status: fc.constantFrom(...ORDER_STATUSES) }), { maxLength: 4 }),
+    orders: fc.array(fc.record({ pet: fc.nat(3), quantity: fc.integer({ min: 1, max: 3 }), status: fc.constantFrom(...ORDER_STATUSES) }), {
+      maxLength: 4,
+    }),
   })
-  .map(({ quantities, orders }): BatchState => ({
-    entries: new Map(quantities.map((quantity, i): [bigint, InventoryItem] => [BigInt(i + 1), { petId: BigInt(i + 1), quantity, status: 'available' }])),
-    orders: new Map(
-      orders.map((o, i): [bigint, Order] => [
-        BigInt(i + 1),
-        { id: BigInt(i + 1), petId: BigInt((o.pet % quantities.length) + 1), quantity: o.quantity, status: o.status, placedAt: AT, updatedAt: AT },
-      ]),
-    ),
-    claims: new Map(),
-    lastChange: 10n,
-    lastOrder: BigInt(orders.length),
-  }))
+  .map(
+    ({ quantities, orders }): BatchState => ({
+      entries: new Map(
+        quantities.map((quantity, i): [bigint, InventoryItem] => [BigInt(i + 1), { petId: BigInt(i + 1), quantity, status: 'available' }]),
+      ),
+      orders: new Map(
+        orders.map((o, i): [bigint, Order] => [
+          BigInt(i + 1),
+          {
+            id: BigInt(i + 1),
+            petId: BigInt((o.pet % quantities.length) + 1),
+            quantity: o.quantity,
+            status: o.status,
+            placedAt: AT,
+            updatedAt: AT,
+          },
+        ]),
+      ),
+      claims: new Map(),
+      lastChange: 10n,
+      lastOrder: BigInt(orders.length),
+    }),
+  )
 
 // Pets 1..5 (5 may have no entry), orders 1..8 (some not yet placed), keys reused across writes.
 const writeArb: fc.Arbitrary<StockWrite> = fc.oneof(
-  fc.record({ pet: fc.integer({ min: 1, max: 5 }), quantity: fc.integer({ min: 0, max: 6 }) }).map(
-    ({ pet, quantity }): StockWrite => ({ kind: 'set', petId: BigInt(pet), quantity, actor }),
-  ),
-  fc.record({ pet: fc.integer({ min: 1, max: 5 }), quantity: fc.integer({ min: 1, max: 4 }), key: fc.option(fc.constantFrom('a', 'b')) }).map(
-    ({ pet, quantity, key }): StockWrite => ({
-      kind: 'place',
-      petId: BigInt(pet),
-      quantity,
-      actor,
-      idempotency: key === null ? undefined : { key, fingerprint: `${pet}:${quantity}` },
-    }),
-  ),
-  fc.record({ order: fc.integer({ min: 1, max: 8 }), status: fc.constantFrom(...ORDER_STATUSES) }).map(
-    ({ order, status }): StockWrite => ({ kind: 'transition', orderId: BigInt(order), status, actor }),
-  ),
+  fc
+    .record({ pet: fc.integer({ min: 1, max: 5 }), quantity: fc.integer({ min: 0, max: 6 }) })
+    .map(({ pet, quantity }): StockWrite => ({ kind: 'set', petId: BigInt(pet), quantity, actor })),
+  fc
+    .record({ pet: fc.integer({ min: 1, max: 5 }), quantity: fc.integer({ min: 1, max: 4 }), key: fc.option(fc.constantFrom('a', 'b')) })
+    .map(
+      ({ pet, quantity, key }): StockWrite => ({
+        kind: 'place',
+        petId: BigInt(pet),
+        quantity,
+        actor,
+        idempotency: key === null ? undefined : { key, fingerprint: `${pet}:${quantity}` },
+      }),
+    ),
+  fc
+    .record({ order: fc.integer({ min: 1, max: 8 }), status: fc.constantFrom(...ORDER_STATUSES) })
+    .map(({ order, status }): StockWrite => ({ kind: 'transition', orderId: BigInt(order), status, actor })),
 )
 
 describe('planBatch: the rules every stock write follows, on both backends', () => {
@@ -99,7 +114,13 @@ describe('planBatch: the rules every stock write follows, on both backends', () 
       lastChange: 0n,
       lastOrder: 0n,
     }
-    const place = (quantity: number): StockWrite => ({ kind: 'place', petId: 1n, quantity, actor, idempotency: { key: 'k', fingerprint: `1:${quantity}` } })
+    const place = (quantity: number): StockWrite => ({
+      kind: 'place',
+      petId: 1n,
+      quantity,
+      actor,
+      idempotency: { key: 'k', fingerprint: `1:${quantity}` },
+    })
     const plan = planBatch([place(2), place(2), place(3)], state, AT)
     assert.deepEqual(
       (plan.results as PlaceResult[]).map((r) => (typeof r === 'string' ? r : [r.outcome, r.replayed])),

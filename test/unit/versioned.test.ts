@@ -28,7 +28,10 @@ describe('VersionedValue', () => {
 
   test('When a build fails, then its callers get the error and the next caller builds afresh', async () => {
     const value = new VersionedValue<string>()
-    await assert.rejects(value.get('1', async () => Promise.reject(new Error('db down'))), /db down/)
+    await assert.rejects(
+      value.get('1', async () => Promise.reject(new Error('db down'))),
+      /db down/,
+    )
     assert.equal(await value.get('1', async () => 'recovered'), 'recovered')
   })
 

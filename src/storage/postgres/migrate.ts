@@ -30,7 +30,13 @@ export async function migratePostgres(url: string, options: MigrateOptions): Pro
   await client.connect()
   try {
     // The common case, an up-to-date database, is settled by a read, without the lock.
-    if (await upToDate(client, migrations.map((m) => m.version))) return []
+    if (
+      await upToDate(
+        client,
+        migrations.map((m) => m.version),
+      )
+    )
+      return []
     await client.query('BEGIN')
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -41,10 +47,7 @@ export async function migratePostgres(url: string, options: MigrateOptions): Pro
     for (const migration of migrations) {
       if (applied.has(migration.version)) continue
       await client.query(migration.sql)
-      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
-        migration.version,
-        migration.name,
-      ])
+      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name])
       done.push(migration.name)
     }
     await client.query('COMMIT')
@@ -56,12 +59,8 @@ export async function migratePostgres(url: string, options: MigrateOptions): Pro
 }
 
 async function upToDate(client: pg.Client, versions: number[]): Promise<boolean> {
-  const { rows } = await client.query<{ tracked: boolean }>(
-    "SELECT to_regclass('schema_migrations') IS NOT NULL AS tracked",
-  )
+  const { rows } = await client.query<{ tracked: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS tracked")
   if (!rows[0]?.tracked) return false
-  const applied = new Set(
-    (await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version),
-  )
+  const applied = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version))
   return versions.every((v) => applied.has(v))
 }

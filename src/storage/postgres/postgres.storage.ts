@@ -3,8 +3,30 @@ import { to as copyTo } from 'pg-copy-streams'
 import { UnavailableError } from '../../errors.js'
 import type { ChangeReason, DeprecatedCalls, InventoryChange, InventoryItem, Order, OrderStatus, Pet, PetStatus } from '../../domain.js'
 import { GroupCommit } from '../group-commit.js'
-import { DuplicatePetIdError, type ApiKey, type ChangeQuery, type ConnectionUse, type ImportRecord, type OrderQuery, type PetImportRecord, type Storage, type StorageObserver, type Versions } from '../storage.js'
-import { IDEMPOTENCY_TTL_MS, batchReads, claimKey, placementOf, planBatch, storedPlacement, type BatchState, type Placement, type StockResult, type StockWrite } from '../stock-batch.js'
+import {
+  DuplicatePetIdError,
+  type ApiKey,
+  type ChangeQuery,
+  type ConnectionUse,
+  type ImportRecord,
+  type OrderQuery,
+  type PetImportRecord,
+  type Storage,
+  type StorageObserver,
+  type Versions,
+} from '../storage.js'
+import {
+  IDEMPOTENCY_TTL_MS,
+  batchReads,
+  claimKey,
+  placementOf,
+  planBatch,
+  storedPlacement,
+  type BatchState,
+  type Placement,
+  type StockResult,
+  type StockWrite,
+} from '../stock-batch.js'
 import { migratePostgres } from './migrate.js'
 import { LIST_ENTRY_JSON } from '../list-entry-json.js'
 import { petColumns, rowToPet, type PetRow } from '../pet-row.js'
@@ -185,11 +207,7 @@ export class PostgresStorage implements Storage {
    * its answer, before the connection goes back to the pool. Errors the server raised about a
    * statement keep their meaning; any other driver failure becomes 503.
    */
-  private async withConnection<T>(
-    deadline: number,
-    body: (run: Run) => Promise<T>,
-    statementBoundMs = this.timeoutMs,
-  ): Promise<T> {
+  private async withConnection<T>(deadline: number, body: (run: Run) => Promise<T>, statementBoundMs = this.timeoutMs): Promise<T> {
     const client = await this.connect(deadline)
     let broken: Error | undefined
     let inTransaction = false
@@ -235,7 +253,10 @@ export class PostgresStorage implements Storage {
     try {
       return await Promise.race([pending, timeout])
     } catch (error) {
-      pending.then((client) => client.release(), () => {})
+      pending.then(
+        (client) => client.release(),
+        () => {},
+      )
       throw classify(error)
     } finally {
       clearTimeout(timer)
@@ -313,10 +334,9 @@ export class PostgresStorage implements Storage {
   }
 
   async getInventoryItem(petId: bigint): Promise<InventoryItem | undefined> {
-    const rows = await this.query<{ quantity: number; status: PetStatus }>(
-      'SELECT quantity, status FROM inventory WHERE pet_id = $1',
-      [String(petId)],
-    )
+    const rows = await this.query<{ quantity: number; status: PetStatus }>('SELECT quantity, status FROM inventory WHERE pet_id = $1', [
+      String(petId),
+    ])
     return rows[0] && { petId, quantity: rows[0].quantity, status: rows[0].status }
   }
 
@@ -339,7 +359,13 @@ export class PostgresStorage implements Storage {
       const rows = await this.withConnection(deadline, (run) =>
         run<{ write_ord: string; write_status: PetStatus }>(
           'SELECT write_ord::text, write_status FROM set_inventory_quantities($1::bigint[], $2::integer[], $3::integer[], $4::text[], $5)',
-          [sets.map((w) => String(w.petId)), sets.map((w) => w.quantity), sets.map((w) => w.actor.keyId), sets.map((w) => w.actor.requestId), at],
+          [
+            sets.map((w) => String(w.petId)),
+            sets.map((w) => w.quantity),
+            sets.map((w) => w.actor.keyId),
+            sets.map((w) => w.actor.requestId),
+            at,
+          ],
         ),
       )
       const status = new Map(rows.map((r) => [Number(r.write_ord) - 1, r.write_status]))
@@ -352,7 +378,9 @@ export class PostgresStorage implements Storage {
       const reads = batchReads(batch)
       const state: BatchState = { entries: new Map(), orders: new Map(), claims: new Map(), ...(await lockInventory(run)) }
       if (reads.orderIds.size > 0) {
-        const rows = await run<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ANY($1::bigint[])`, [[...reads.orderIds].map(String)])
+        const rows = await run<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ANY($1::bigint[])`, [
+          [...reads.orderIds].map(String),
+        ])
         for (const order of rows.map(toOrder)) {
           state.orders.set(order.id, order)
           reads.petIds.add(order.petId)
@@ -373,7 +401,17 @@ export class PostgresStorage implements Storage {
   /** The batch's unexpired Idempotency-Key claims, with the orders they placed; expired ones are purged a few at a time. */
   private async readClaims(run: Run, claims: { keyId: number; key: string }[], at: Date, state: BatchState) {
     const since = new Date(at.getTime() - IDEMPOTENCY_TTL_MS)
-    const rows = await run<{ key_id: number; idempotency_key: string; fingerprint: string; outcome: Placement['outcome']; order_id: string | null; available: number | null; pet_id: string | null; quantity: number | null; placed_at: Date | null }>(
+    const rows = await run<{
+      key_id: number
+      idempotency_key: string
+      fingerprint: string
+      outcome: Placement['outcome']
+      order_id: string | null
+      available: number | null
+      pet_id: string | null
+      quantity: number | null
+      placed_at: Date | null
+    }>(
       `SELECT c.key_id, c.idempotency_key, c.fingerprint, c.outcome, c.order_id::text AS order_id, c.available,
          o.pet_id::text AS pet_id, o.quantity, o.placed_at
        FROM unnest($1::integer[], $2::text[]) AS k(key_id, idempotency_key)
@@ -389,7 +427,12 @@ export class PostgresStorage implements Storage {
         available: r.available,
         order: r.pet_id === null ? undefined : { petId: BigInt(r.pet_id), quantity: r.quantity!, placedAt: r.placed_at!.toISOString() },
       })
-      state.claims.set(claimKey(r.key_id, r.idempotency_key), { keyId: r.key_id, key: r.idempotency_key, fingerprint: r.fingerprint, placement })
+      state.claims.set(claimKey(r.key_id, r.idempotency_key), {
+        keyId: r.key_id,
+        key: r.idempotency_key,
+        fingerprint: r.fingerprint,
+        placement,
+      })
     }
     await run(
       `DELETE FROM idempotency_keys WHERE (key_id, idempotency_key) IN
@@ -555,9 +598,7 @@ export class PostgresStorage implements Storage {
         earlier.set(id, position)
         continue
       }
-      const first =
-        inChunk ??
-        (await run<{ position: number }>(`SELECT position FROM ${table} WHERE ${idColumn} = $1`, [id]))[0]!.position
+      const first = inChunk ?? (await run<{ position: number }>(`SELECT position FROM ${table} WHERE ${idColumn} = $1`, [id]))[0]!.position
       throw new DuplicatePetIdError(BigInt(id), first, position)
     }
     throw new Error('a chunk staged fewer rows than it has, but no duplicate was found')
@@ -682,12 +723,16 @@ export class PostgresStorage implements Storage {
    * what happens to a transaction that fails: the server rolls back what it never saw committed).
    */
   private transaction<T>(deadline: number, body: (run: Run) => Promise<T>, statementBoundMs?: number): Promise<T> {
-    return this.withConnection(deadline, async (run) => {
-      await run('BEGIN')
-      const result = await body(run)
-      await run('COMMIT')
-      return result
-    }, statementBoundMs)
+    return this.withConnection(
+      deadline,
+      async (run) => {
+        await run('BEGIN')
+        const result = await body(run)
+        await run('COMMIT')
+        return result
+      },
+      statementBoundMs,
+    )
   }
 
   async findActiveKey(hash: Buffer) {
@@ -733,14 +778,8 @@ export class PostgresStorage implements Storage {
   async revokeKey(nameOrId: string | number, at: string): Promise<ApiKey | undefined> {
     const rows =
       typeof nameOrId === 'number'
-        ? await this.query<KeyRow>(
-            'UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING *',
-            [at, nameOrId],
-          )
-        : await this.query<KeyRow>(
-            'UPDATE api_keys SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL RETURNING *',
-            [at, nameOrId],
-          )
+        ? await this.query<KeyRow>('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING *', [at, nameOrId])
+        : await this.query<KeyRow>('UPDATE api_keys SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL RETURNING *', [at, nameOrId])
     return rows[0] && toKey(rows[0])
   }
 

@@ -10,10 +10,7 @@ const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url)
  */
 export function migrateSqlite(db: Database.Database, migrations = loadMigrations(MIGRATIONS_DIR)): string[] {
   // The common case, an up-to-date database, is settled by a read: no write lock for every CLI call.
-  const tracked = db
-    .prepare("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'")
-    .pluck()
-    .get()
+  const tracked = db.prepare("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'").pluck().get()
   if (tracked) {
     const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[])
     if (migrations.every((m) => applied.has(m.version))) return []
@@ -22,9 +19,7 @@ export function migrateSqlite(db: Database.Database, migrations = loadMigrations
     .transaction(() => {
       db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
         version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT`)
-      const applied = new Set(
-        db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[],
-      )
+      const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[])
       const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
       const done: string[] = []
       for (const migration of migrations) {

@@ -3,9 +3,31 @@ import { closeSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { UnavailableError } from '../../errors.js'
 import type { ChangeReason, DeprecatedCalls, InventoryChange, InventoryItem, Order, OrderStatus, Pet, PetStatus } from '../../domain.js'
-import { DuplicatePetIdError, type ApiKey, type ChangeQuery, type ImportRecord, type OrderQuery, type PetImportRecord, type Storage, type StorageObserver, type Versions } from '../storage.js'
+import {
+  DuplicatePetIdError,
+  type ApiKey,
+  type ChangeQuery,
+  type ImportRecord,
+  type OrderQuery,
+  type PetImportRecord,
+  type Storage,
+  type StorageObserver,
+  type Versions,
+} from '../storage.js'
 import { GroupCommit } from '../group-commit.js'
-import { IDEMPOTENCY_TTL_MS, batchReads, claimKey, placementOf, planBatch, storedPlacement, type BatchState, type Placement, type StockResult, type StockWrite, type StoredClaim } from '../stock-batch.js'
+import {
+  IDEMPOTENCY_TTL_MS,
+  batchReads,
+  claimKey,
+  placementOf,
+  planBatch,
+  storedPlacement,
+  type BatchState,
+  type Placement,
+  type StockResult,
+  type StockWrite,
+  type StoredClaim,
+} from '../stock-batch.js'
 import { migrateSqlite } from './migrate.js'
 import { LIST_ENTRY_JSON } from '../list-entry-json.js'
 import { petColumns, rowToPet, type PetRow } from '../pet-row.js'
@@ -15,8 +37,26 @@ const LIST_PAGE_SIZE = 2000
 
 type InventoryRow = [petId: bigint, quantity: bigint, status: string]
 type OrderRow = [id: bigint, petId: bigint, quantity: bigint, status: string, placedAt: string, updatedAt: string]
-type ChangeRow = [seq: bigint, petId: bigint, previous: bigint | null, quantity: bigint, reason: string, orderId: bigint | null, keyId: bigint | null, requestId: string | null, at: string]
-type ClaimRow = [fingerprint: string, outcome: string, orderId: bigint | null, available: bigint | null, petId: bigint | null, quantity: bigint | null, placedAt: string | null]
+type ChangeRow = [
+  seq: bigint,
+  petId: bigint,
+  previous: bigint | null,
+  quantity: bigint,
+  reason: string,
+  orderId: bigint | null,
+  keyId: bigint | null,
+  requestId: string | null,
+  at: string,
+]
+type ClaimRow = [
+  fingerprint: string,
+  outcome: string,
+  orderId: bigint | null,
+  available: bigint | null,
+  petId: bigint | null,
+  quantity: bigint | null,
+  placedAt: string | null,
+]
 
 const ORDER_COLUMNS = 'id, pet_id, quantity, status, placed_at, updated_at'
 const CHANGE_COLUMNS = 'seq, pet_id, previous_quantity, quantity, reason, order_id, key_id, request_id, at'
@@ -168,12 +208,8 @@ export class SqliteStorage implements Storage {
         SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM api_keys)
         ON CONFLICT (name) WHERE revoked_at IS NULL DO NOTHING RETURNING *`),
       listKeys: db.prepare('SELECT * FROM api_keys ORDER BY id'),
-      revokeByName: db.prepare(
-        'UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL RETURNING *',
-      ),
-      revokeById: db.prepare(
-        'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING *',
-      ),
+      revokeByName: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL RETURNING *'),
+      revokeById: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING *'),
       getPet: db
         .prepare(`SELECT p.id, p.name, p.category_id, p.category_name, p.photo_urls, p.tags, i.status
           FROM pets AS p LEFT JOIN inventory AS i ON i.pet_id = p.id WHERE p.id = ?`)
@@ -186,14 +222,11 @@ export class SqliteStorage implements Storage {
         FROM deprecated_calls AS d JOIN api_keys AS k ON k.id = d.key_id ORDER BY d.key_id`),
     }
     const { observer } = options
-    this.groupCommit = new GroupCommit(
-      (batch, deadline) => this.write(() => this.applyStockWrites(batch), deadline),
-      {
-        maxWaitMs: this.busyTimeoutMs,
-        expired: busyError,
-        onBatch: observer && ((writes, seconds) => observer.batchCommitted('sqlite', writes, seconds)),
-      },
-    )
+    this.groupCommit = new GroupCommit((batch, deadline) => this.write(() => this.applyStockWrites(batch), deadline), {
+      maxWaitMs: this.busyTimeoutMs,
+      expired: busyError,
+      onBatch: observer && ((writes, seconds) => observer.batchCommitted('sqlite', writes, seconds)),
+    })
   }
 
   versions(): Promise<Versions> {
@@ -264,7 +297,13 @@ export class SqliteStorage implements Storage {
     const reads = batchReads(batch)
     // The last order id is read only when the batch places one.
     const lastOrder = batch.some((w) => w.kind === 'place') ? (st.lastOrder.get() as bigint) : 0n
-    const state: BatchState = { entries: new Map(), orders: new Map(), claims: new Map(), lastChange: st.lastChange.get() as bigint, lastOrder }
+    const state: BatchState = {
+      entries: new Map(),
+      orders: new Map(),
+      claims: new Map(),
+      lastChange: st.lastChange.get() as bigint,
+      lastOrder,
+    }
     for (const id of reads.orderIds) {
       const row = st.getOrder.get(id) as OrderRow | undefined
       if (!row) continue

@@ -107,3 +107,15 @@ export interface DeprecatedCalls {
   firstCall: string
   lastCall: string
 }
+
+/** One record of an import file, with its position there (entry or line number) for messages. */
+export interface ImportRecord {
+  item: InventoryItem
+  position: number
+}
+
+/** One record of a pets import file, with its position there (entry number) for messages. */
+export interface PetImportRecord {
+  pet: Pet
+  position: number
+}

@@ -105,3 +105,14 @@ export class ConflictError extends DomainError {
     super(code, message)
   }
 }
+
+/** An import file names the same pet twice (found by the storage while staging; see refusingDuplicates). */
+export class DuplicatePetIdError extends Error {
+  constructor(
+    readonly petId: bigint,
+    readonly firstPosition: number,
+    readonly position: number,
+  ) {
+    super(`petId ${petId} appears twice`)
+  }
+}

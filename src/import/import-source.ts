@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../errors.js'
-import { DuplicatePetIdError } from '../storage/storage.js'
+import { DuplicatePetIdError } from '../errors.js'
 
 /**
  * The most characters one record of an import file may hold (its keys and values in JSON, its

@@ -1,6 +1,6 @@
 import { InvalidInputError, PreconditionRequiredError } from '../errors.js'
 import { entityTag, ifMatch, parseTags } from '../http/entity-tags.js'
-import type { Precondition } from '../storage/storage.js'
+import type { Precondition } from '../stock/writes.js'
 import { itemJson } from './inventory.json.js'
 
 /**

@@ -8,7 +8,7 @@ import { IMPORT_RECORD_LIMIT, inChunks, type ImportSource } from '../import/impo
 import { jsonArrayObjects } from '../import/json-array.js'
 import { openRegularFile } from '../import/regular-file.js'
 import { parseInt64 } from '../int64.js'
-import type { ImportRecord } from '../storage/storage.js'
+import type { ImportRecord } from '../domain.js'
 import { describeValidationError, excerpt, type Validate } from '../validation.js'
 import type { InventoryItem, PetStatus } from '../domain.js'
 

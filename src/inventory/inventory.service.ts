@@ -1,7 +1,8 @@
 import { NotFoundError, PreconditionFailedError } from '../errors.js'
-import type { Actor, InventoryChange, InventoryItem } from '../domain.js'
+import type { Actor, ImportRecord, InventoryChange, InventoryItem } from '../domain.js'
 import { refusingDuplicates, type ImportSource } from '../import/import-source.js'
-import type { ImportRecord, Precondition, SetResult, Storage } from '../storage/storage.js'
+import type { Imports, InventoryReads, LedgerReads, StockWrites } from '../storage/storage.js'
+import type { Precondition } from '../stock/writes.js'
 
 /** How a pet's changes are found without an index by pet: seq windows of the primary key. */
 export interface ChangeScan {
@@ -17,7 +18,7 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
 export class InventoryService {
   constructor(
-    private readonly storage: Storage,
+    private readonly storage: InventoryReads & StockWrites & LedgerReads & Pick<Imports, 'importInventory'>,
     private readonly scan: ChangeScan = CHANGE_SCAN,
   ) {}
 
@@ -34,7 +35,7 @@ export class InventoryService {
 
   /** Sets a quantity; with a precondition, only if it holds for the entry when the write applies. */
   async setQuantity(petId: bigint, quantity: number, actor: Actor, precondition?: Precondition): Promise<InventoryItem> {
-    const result = (await this.storage.writeStock({ kind: 'set', petId, quantity, actor, precondition })) as SetResult
+    const result = await this.storage.writeStock({ kind: 'set', petId, quantity, actor, precondition })
     if (result === 'not_found') throw new NotFoundError(`No inventory entry for pet ${petId}`)
     if (result === 'precondition_failed') {
       throw new PreconditionFailedError(`The entry for pet ${petId} has changed since the ETag in If-Match was read`)

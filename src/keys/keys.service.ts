@@ -1,6 +1,6 @@
 import type { VersionedLru } from '../cache/versioned.js'
 import { InvalidInputError, NotFoundError, UnauthorizedError } from '../errors.js'
-import type { ApiKey, Storage } from '../storage/storage.js'
+import type { ApiKey, KeyStore } from '../storage/storage.js'
 import { KEY_NAME_PATTERN, bearerToken, generateKey, hashKey, isWellFormedKey, sameHash } from './api-key.js'
 
 /** last_used_at is kept to the minute: writing it on every request would cost a commit each. */
@@ -14,7 +14,7 @@ export class KeysService {
    * looks its key up (the CLI's case)
    */
   constructor(
-    private readonly storage: Storage,
+    private readonly storage: KeyStore,
     private readonly verified?: VersionedLru<string, number>,
   ) {}
 

@@ -1,12 +1,12 @@
 import { ConflictError, NotFoundError, type DomainError } from '../errors.js'
 import type { Actor, Order, OrderStatus } from '../domain.js'
-import type { OrderQuery, PlaceResult, Storage, TransitionResult } from '../storage/storage.js'
+import type { OrderQuery, OrderReads, StockWrites } from '../storage/storage.js'
 
 /** A placement's answer: the order, or the error it got, and whether it repeats an earlier request's answer. */
 export type PlaceAnswer = { replayed: boolean } & ({ order: Order; error?: undefined } | { order?: undefined; error: DomainError })
 
 export class OrdersService {
-  constructor(private readonly storage: Storage) {}
+  constructor(private readonly storage: OrderReads & StockWrites) {}
 
   /**
    * Places an order, reserving its quantity in the same transaction. With an Idempotency-Key, a
@@ -15,7 +15,7 @@ export class OrdersService {
    */
   async place(petId: bigint, quantity: number, actor: Actor, idempotencyKey?: string): Promise<PlaceAnswer> {
     const claim = idempotencyKey === undefined ? undefined : { key: idempotencyKey, fingerprint: `${petId}:${quantity}` }
-    const result = (await this.storage.writeStock({ kind: 'place', petId, quantity, actor, idempotency: claim })) as PlaceResult
+    const result = await this.storage.writeStock({ kind: 'place', petId, quantity, actor, idempotency: claim })
     if (result === 'idempotency_key_reused') {
       throw new ConflictError(
         'idempotency_key_reused',
@@ -48,7 +48,7 @@ export class OrdersService {
 
   /** Moves an order along its transitions; cancelling returns its quantity to stock in the same transaction. */
   async transition(orderId: bigint, status: OrderStatus, actor: Actor): Promise<Order> {
-    const result = (await this.storage.writeStock({ kind: 'transition', orderId, status, actor })) as TransitionResult
+    const result = await this.storage.writeStock({ kind: 'transition', orderId, status, actor })
     if (result === 'not_found') throw new NotFoundError(`No order ${orderId}`)
     if ('refused' in result) {
       throw new ConflictError(

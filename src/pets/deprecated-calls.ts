@@ -1,5 +1,5 @@
 import type { DeprecatedCalls } from '../domain.js'
-import type { Storage } from '../storage/storage.js'
+import type { DeprecatedCallStore } from '../storage/storage.js'
 
 interface Count {
   calls: number
@@ -27,7 +27,7 @@ export class DeprecatedCallCounter {
   private readonly timer: NodeJS.Timeout
 
   constructor(
-    private readonly storage: Pick<Storage, 'addDeprecatedCalls'>,
+    private readonly storage: Pick<DeprecatedCallStore, 'addDeprecatedCalls'>,
     private readonly options: DeprecatedCallsOptions,
   ) {
     this.timer = setInterval(() => void this.flush(), options.flushMs)

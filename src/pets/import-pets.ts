@@ -6,7 +6,7 @@ import { inChunks, type ImportSource } from '../import/import-source.js'
 import { jsonArrayObjects, type JsonElement } from '../import/json-array.js'
 import { openRegularFile } from '../import/regular-file.js'
 import { parseInt64 } from '../int64.js'
-import type { PetImportRecord } from '../storage/storage.js'
+import type { PetImportRecord } from '../domain.js'
 import { describeValidationError, type Validate } from '../validation.js'
 
 /**

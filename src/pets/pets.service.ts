@@ -1,10 +1,10 @@
-import type { DeprecatedCalls, Pet } from '../domain.js'
+import type { DeprecatedCalls, Pet, PetImportRecord } from '../domain.js'
 import { NotFoundError } from '../errors.js'
 import { refusingDuplicates, type ImportSource } from '../import/import-source.js'
-import type { PetImportRecord, Storage } from '../storage/storage.js'
+import type { DeprecatedCallStore, Imports, PetReads } from '../storage/storage.js'
 
 export class PetsService {
-  constructor(private readonly storage: Storage) {}
+  constructor(private readonly storage: PetReads & Pick<Imports, 'importPets'> & Pick<DeprecatedCallStore, 'listDeprecatedCalls'>) {}
 
   /** A pet, with its inventory entry's status when it has one. */
   async get(id: bigint): Promise<Pet> {

@@ -1,7 +1,12 @@
-import type { DeprecatedCalls, InventoryChange, InventoryItem, Order, OrderStatus, Pet } from '../domain.js'
-import type { StockResult, StockWrite } from './stock-batch.js'
+import type { DeprecatedCalls, ImportRecord, InventoryChange, InventoryItem, Order, OrderStatus, Pet, PetImportRecord } from '../domain.js'
+import type { ResultOf, StockWrite } from '../stock/writes.js'
 
-export type { PlaceResult, Precondition, SetResult, StockWrite, TransitionResult } from './stock-batch.js'
+/*
+ * What the services need from a database, as one narrow port per concept: a service names the ports
+ * it uses, and a backend (sqlite/, postgres/) implements them all as `Storage`. Implementations own
+ * all SQL; they map rows to the domain's shapes, keep int64 values exact, and acknowledge a write only
+ * once it is durable. test/storage/ states each port's promises, for every backend.
+ */
 
 /** Ledger rows with a seq in (after, through], optionally of one pet, oldest or newest first. */
 export interface ChangeQuery {
@@ -18,29 +23,6 @@ export interface OrderQuery {
   after: bigint
   limit: number
   status?: OrderStatus | undefined
-}
-
-/** One record of an import file, with its position there (entry or line number) for messages. */
-export interface ImportRecord {
-  item: InventoryItem
-  position: number
-}
-
-/** One record of a pets import file, with its position there (entry number) for messages. */
-export interface PetImportRecord {
-  pet: Pet
-  position: number
-}
-
-/** An import file names the same pet twice. */
-export class DuplicatePetIdError extends Error {
-  constructor(
-    readonly petId: bigint,
-    readonly firstPosition: number,
-    readonly position: number,
-  ) {
-    super(`petId ${petId} appears twice`)
-  }
 }
 
 export interface Versions {
@@ -76,15 +58,8 @@ export interface StorageObserver {
   statementRan(seconds: number): void
 }
 
-/**
- * Everything the services need from a database. Implementations own all SQL; they map rows to
- * these domain shapes, keep int64 values exact, and acknowledge a write only once it is durable.
- */
-export interface Storage {
-  readonly dialect: 'sqlite' | 'postgres'
-  /** Migrations this open applied (opening a storage always brings its schema up to date). */
-  readonly migrationsApplied: string[]
-
+/** The inventory as it is now, and the change counters that say when it moved. */
+export interface InventoryReads {
   /**
    * Opaque change counters, read together in one step: `inventory` moves whenever any writer (this
    * process, the CLI, another instance) commits a change to the inventory; `keys` whenever a key is
@@ -102,21 +77,37 @@ export interface Storage {
   forEachInventoryJson(onPiece: (json: Buffer, entries: number) => Promise<void>): Promise<void>
   /** One entry, or undefined when the pet has none. */
   getInventoryItem(petId: bigint): Promise<InventoryItem | undefined>
+}
+
+/** Every write that changes stock, with its ledger rows. */
+export interface StockWrites {
   /**
    * Applies one write that changes stock (a quantity set, if its precondition holds for the entry as
    * it is at that point; an order placed, unless the stock would go below zero; an order's status
-   * changed), with its ledger row, and resolves after the commit. Concurrent writes share commits,
-   * applied in the order they were asked for, by the rules of planBatch (stock-batch.ts); the result
-   * is the one for the write's kind (SetResult, PlaceResult, TransitionResult).
+   * changed), with its ledger row, and resolves after the commit with the result of the write's kind.
+   * Concurrent writes share commits, applied in the order they were asked for, by the rules of
+   * src/stock/planner.ts.
    */
-  writeStock(write: StockWrite): Promise<StockResult>
-  getOrder(orderId: bigint): Promise<Order | undefined>
-  /** Up to `limit` orders with ids above `after`, by id. */
-  listOrders(query: OrderQuery): Promise<Order[]>
+  writeStock<W extends StockWrite>(write: W): Promise<ResultOf<W>>
+}
+
+/** The ledger: one row per change to a quantity, in commit order. */
+export interface LedgerReads {
   /** Up to `limit` ledger rows of the query's seq range, read by the primary key (there is no index by pet). */
   listChanges(query: ChangeQuery): Promise<InventoryChange[]>
   /** The ledger's last seq (0 when empty). */
   lastChangeSeq(): Promise<bigint>
+}
+
+/** Orders as they are stored (placing and moving them are stock writes). */
+export interface OrderReads {
+  getOrder(orderId: bigint): Promise<Order | undefined>
+  /** Up to `limit` orders with ids above `after`, by id. */
+  listOrders(query: OrderQuery): Promise<Order[]>
+}
+
+/** Whole files written at once, all or nothing. */
+export interface Imports {
   /**
    * Inserts or replaces every record, all or nothing, reading the chunks as they come: they are
    * staged first (where a repeated petId is found: DuplicatePetIdError), and the inventory is written
@@ -125,9 +116,6 @@ export interface Storage {
    * Resolves with the number of records.
    */
   importInventory(chunks: AsyncIterable<ImportRecord[]>): Promise<number>
-
-  /** One pet, its status read from its inventory entry in the same statement; undefined when there is no such pet. */
-  getPet(id: bigint): Promise<Pet | undefined>
   /**
    * Inserts or replaces every pet, all or nothing, staging the chunks as they come (where a repeated
    * id is found: DuplicatePetIdError), then writing in one transaction both the pets and, for each pet
@@ -136,7 +124,15 @@ export interface Storage {
    * with the number of pets.
    */
   importPets(chunks: AsyncIterable<PetImportRecord[]>): Promise<number>
+}
 
+export interface PetReads {
+  /** One pet, its status read from its inventory entry in the same statement; undefined when there is no such pet. */
+  getPet(id: bigint): Promise<Pet | undefined>
+}
+
+/** Calls of the deprecated pet lookup, counted per key. */
+export interface DeprecatedCallStore {
   /**
    * Adds counts of deprecated calls to the stored ones, in one transaction: calls summed, the
    * earliest first call and the latest last call kept, so every instance's flushes add up.
@@ -144,7 +140,10 @@ export interface Storage {
   addDeprecatedCalls(calls: DeprecatedCalls[]): Promise<void>
   /** The stored counts, one per API key with its name, by key id. */
   listDeprecatedCalls(): Promise<(DeprecatedCalls & { name: string })[]>
+}
 
+/** API keys, by the SHA-256 of their tokens (a token itself is never stored). */
+export interface KeyStore {
   /** The id of the non-revoked key with this SHA-256 hash, if any. */
   findActiveKey(hash: Buffer): Promise<{ id: number; hash: Buffer } | undefined>
   touchKey(id: number, at: string): Promise<void>
@@ -158,11 +157,29 @@ export interface Storage {
   listKeys(): Promise<ApiKey[]>
   /** Revokes the active key with this name or id; returns it, or undefined when there is none. */
   revokeKey(nameOrId: string | number, at: string): Promise<ApiKey | undefined>
+}
 
-  /** PostgreSQL: the pool's connections now (read by the metrics). */
-  connections?(): ConnectionUse
-
+/** Whether the database answers, and how its connections are used. */
+export interface Health {
   /** Resolves when the database answers; throws UnavailableError when it does not. */
   ping(): Promise<void>
+  /** PostgreSQL: the pool's connections now (read by the metrics). */
+  connections?(): ConnectionUse
+}
+
+/** A whole backend: every port, opened (and migrated) on one database. */
+export interface Storage
+  extends InventoryReads,
+    StockWrites,
+    LedgerReads,
+    OrderReads,
+    Imports,
+    PetReads,
+    DeprecatedCallStore,
+    KeyStore,
+    Health {
+  readonly dialect: 'sqlite' | 'postgres'
+  /** Migrations this open applied (opening a storage always brings its schema up to date). */
+  readonly migrationsApplied: string[]
   close(): Promise<void>
 }

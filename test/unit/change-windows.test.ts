@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { CHANGE_SCAN, InventoryService } from '../../src/inventory/inventory.service.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite.storage.js'
-import type { ImportRecord } from '../../src/storage/storage.js'
+import type { ImportRecord } from '../../src/domain.js'
 
 // The ledger has no index by pet: one pet's rows are read window by window. Two imports of 25,000
 // pets give pet p the seqs p and 25,000 + p, three windows apart.

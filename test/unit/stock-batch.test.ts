@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import fc from 'fast-check'
 import { MAX_QUANTITY, ORDER_STATUSES, ORDER_TRANSITIONS, type InventoryItem, type Order } from '../../src/domain.js'
-import { planBatch, type BatchState, type PlaceResult, type StockWrite } from '../../src/storage/stock-batch.js'
+import { planBatch, type BatchState } from '../../src/stock/planner.js'
+import type { PlaceResult, StockWrite } from '../../src/stock/writes.js'
 
 const AT = '2026-11-22T00:00:00.000Z'
 const actor = { keyId: 1, requestId: 'r' }

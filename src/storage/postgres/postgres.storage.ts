@@ -1,32 +1,23 @@
 import pg from 'pg'
 import { to as copyTo } from 'pg-copy-streams'
-import { UnavailableError } from '../../errors.js'
-import type { ChangeReason, DeprecatedCalls, InventoryChange, InventoryItem, Order, OrderStatus, Pet, PetStatus } from '../../domain.js'
+import { DuplicatePetIdError, UnavailableError } from '../../errors.js'
+import type {
+  ChangeReason,
+  DeprecatedCalls,
+  ImportRecord,
+  InventoryChange,
+  InventoryItem,
+  Order,
+  OrderStatus,
+  Pet,
+  PetImportRecord,
+  PetStatus,
+} from '../../domain.js'
 import { GroupCommit } from '../group-commit.js'
-import {
-  DuplicatePetIdError,
-  type ApiKey,
-  type ChangeQuery,
-  type ConnectionUse,
-  type ImportRecord,
-  type OrderQuery,
-  type PetImportRecord,
-  type Storage,
-  type StorageObserver,
-  type Versions,
-} from '../storage.js'
-import {
-  IDEMPOTENCY_TTL_MS,
-  batchReads,
-  claimKey,
-  placementOf,
-  planBatch,
-  storedPlacement,
-  type BatchState,
-  type Placement,
-  type StockResult,
-  type StockWrite,
-} from '../stock-batch.js'
+import type { ApiKey, ChangeQuery, ConnectionUse, OrderQuery, Storage, StorageObserver, Versions } from '../storage.js'
+import { batchReads, planBatch, type BatchState } from '../../stock/planner.js'
+import { IDEMPOTENCY_TTL_MS, claimKey, placementOf, storedPlacement } from '../../stock/claims.js'
+import type { Placement, StockResult, StockWrite, ResultOf } from '../../stock/writes.js'
 import { migratePostgres } from './migrate.js'
 import { LIST_ENTRY_JSON } from '../list-entry-json.js'
 import { petColumns, rowToPet, type PetRow } from '../pet-row.js'
@@ -340,8 +331,9 @@ export class PostgresStorage implements Storage {
     return rows[0] && { petId, quantity: rows[0].quantity, status: rows[0].status }
   }
 
-  writeStock(write: StockWrite): Promise<StockResult> {
-    return this.groupCommit.submit(write)
+  writeStock<W extends StockWrite>(write: W): Promise<ResultOf<W>> {
+    // planBatch answers every write with the result of its own kind.
+    return this.groupCommit.submit(write) as Promise<ResultOf<W>>
   }
 
   /**

@@ -1,33 +1,24 @@
 import Database from 'better-sqlite3'
 import { closeSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { UnavailableError } from '../../errors.js'
-import type { ChangeReason, DeprecatedCalls, InventoryChange, InventoryItem, Order, OrderStatus, Pet, PetStatus } from '../../domain.js'
-import {
-  DuplicatePetIdError,
-  type ApiKey,
-  type ChangeQuery,
-  type ImportRecord,
-  type OrderQuery,
-  type PetImportRecord,
-  type Storage,
-  type StorageObserver,
-  type Versions,
-} from '../storage.js'
+import { DuplicatePetIdError, UnavailableError } from '../../errors.js'
+import type {
+  ChangeReason,
+  DeprecatedCalls,
+  ImportRecord,
+  InventoryChange,
+  InventoryItem,
+  Order,
+  OrderStatus,
+  Pet,
+  PetImportRecord,
+  PetStatus,
+} from '../../domain.js'
+import type { ApiKey, ChangeQuery, OrderQuery, Storage, StorageObserver, Versions } from '../storage.js'
 import { GroupCommit } from '../group-commit.js'
-import {
-  IDEMPOTENCY_TTL_MS,
-  batchReads,
-  claimKey,
-  placementOf,
-  planBatch,
-  storedPlacement,
-  type BatchState,
-  type Placement,
-  type StockResult,
-  type StockWrite,
-  type StoredClaim,
-} from '../stock-batch.js'
+import { batchReads, planBatch, type BatchState } from '../../stock/planner.js'
+import { IDEMPOTENCY_TTL_MS, claimKey, placementOf, storedPlacement, type StoredClaim } from '../../stock/claims.js'
+import type { Placement, StockResult, StockWrite, ResultOf } from '../../stock/writes.js'
 import { migrateSqlite } from './migrate.js'
 import { LIST_ENTRY_JSON } from '../list-entry-json.js'
 import { petColumns, rowToPet, type PetRow } from '../pet-row.js'
@@ -282,8 +273,9 @@ export class SqliteStorage implements Storage {
     })
   }
 
-  writeStock(write: StockWrite): Promise<StockResult> {
-    return this.groupCommit.submit(write)
+  writeStock<W extends StockWrite>(write: W): Promise<ResultOf<W>> {
+    // planBatch answers every write with the result of its own kind.
+    return this.groupCommit.submit(write) as Promise<ResultOf<W>>
   }
 
   /**

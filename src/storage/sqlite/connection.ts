@@ -1,0 +1,124 @@
+import Database from 'better-sqlite3'
+import { closeSync, mkdirSync, openSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { UnavailableError } from '../../errors.js'
+import { migrateSqlite } from './migrate.js'
+
+export interface SqliteOptions {
+  /** How long a request waits for another process's lock before failing (503). */
+  busyTimeoutMs?: number
+  /** How long opening and migrating wait for another process's lock (at start, before serving). */
+  migrationTimeoutMs?: number
+}
+
+const isBusy = (error: unknown) => error instanceof Database.SqliteError && error.code.startsWith('SQLITE_BUSY')
+export const busyError = () => new UnavailableError('The database is busy; retry shortly')
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+export function openSqliteDatabase(path: string, options: SqliteOptions = {}): Database.Database {
+  if (path !== ':memory:') {
+    // The file holds key hashes, orders and the ledger: owner only. SQLite gives its -wal and -shm
+    // the database file's mode, so creating the file first, 0600, covers all three; a file or folder
+    // that already exists keeps the mode its operator gave it.
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+    try {
+      closeSync(openSync(path, 'wx', 0o600))
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    }
+  }
+  const db = new Database(path)
+  db.pragma(`busy_timeout = ${options.migrationTimeoutMs ?? 600_000}`)
+  db.pragma('journal_mode = WAL')
+  // better-sqlite3 builds with WAL's default at NORMAL, which can lose the last commits on power loss.
+  db.pragma('synchronous = FULL')
+  db.pragma('foreign_keys = ON')
+  return db
+}
+
+/**
+ * One SQLite database as every concept's SQL uses it: the connection that writes (opened and
+ * migrated), the read-only one listings read from, statements prepared once, and the waits for
+ * another process's lock, which never block the event loop.
+ */
+export class SqliteConnection {
+  readonly db: Database.Database
+  /** The connection listings read from (see inventory.ts); none for an in-memory database. */
+  readonly reader: Database.Database | undefined
+  readonly migrationsApplied: string[]
+  readonly busyTimeoutMs: number
+  /** This connection's own commits, which data_version does not count (it counts other connections'). */
+  ownInventoryWrites = 0
+  ownKeyWrites = 0
+  // Keyed by the SQL text itself: the hot paths pass constants, whose hashes V8 keeps.
+  private readonly queries = new Map<string, Database.Statement>()
+  private readonly writes = new Map<string, Database.Statement>()
+
+  constructor(path: string, options: SqliteOptions = {}) {
+    this.busyTimeoutMs = options.busyTimeoutMs ?? 5000
+    this.db = openSqliteDatabase(path, options)
+    this.migrationsApplied = migrateSqlite(this.db)
+    // From here on a locked database answers at once, and statements wait in retryBusy without
+    // blocking the event loop: SQLite's own busy wait is a synchronous sleep that would stall
+    // every request of the process, reads included.
+    this.db.pragma('busy_timeout = 0')
+    // Imports stage their records in a TEMP table: on disk, so a large file does not grow the heap.
+    this.db.pragma('temp_store = FILE')
+    if (path !== ':memory:') {
+      this.reader = new Database(path, { readonly: true })
+      this.reader.pragma('busy_timeout = 0')
+    }
+  }
+
+  /** A statement that reads rows as arrays of exact values (bigints), prepared once per text. */
+  query(sql: string): Database.Statement {
+    let statement = this.queries.get(sql)
+    if (!statement) {
+      statement = this.db.prepare(sql).raw().safeIntegers()
+      this.queries.set(sql, statement)
+    }
+    return statement
+  }
+
+  /** A statement that writes, prepared once per text. */
+  statement(sql: string): Database.Statement {
+    let statement = this.writes.get(sql)
+    if (!statement) {
+      statement = this.db.prepare(sql)
+      this.writes.set(sql, statement)
+    }
+    return statement
+  }
+
+  /** One IMMEDIATE transaction that writes the inventory, counted so this process's cache sees it. */
+  write<T>(body: () => T, deadline?: number): Promise<T> {
+    return this.retryBusy(() => {
+      const result = this.db.transaction(body).immediate()
+      this.ownInventoryWrites++
+      return result
+    }, deadline)
+  }
+
+  /**
+   * Runs a statement or transaction, retrying while another process holds a lock it needs (a writer's
+   * lock for writes; for reads, a connection in exclusive locking mode or running WAL recovery), until
+   * `deadline` (busyTimeoutMs from now by default); past that, 503: nothing was applied, so a retry is
+   * safe. The wait is asynchronous, so the rest of the process keeps serving meanwhile.
+   */
+  async retryBusy<T>(attempt: () => T, deadline = Date.now() + this.busyTimeoutMs): Promise<T> {
+    for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
+      try {
+        return attempt()
+      } catch (error) {
+        if (!isBusy(error)) throw error
+        if (Date.now() + wait > deadline) throw busyError()
+        await sleep(wait)
+      }
+    }
+  }
+
+  close() {
+    this.reader?.close()
+    this.db.close()
+  }
+}

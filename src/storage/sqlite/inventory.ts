@@ -1,0 +1,76 @@
+import type { InventoryItem } from '../../domain.js'
+import { LIST_ENTRY_JSON } from '../list-entry-json.js'
+import type { InventoryReads, Versions } from '../storage.js'
+import type { SqliteConnection } from './connection.js'
+import { toItem, type InventoryRow } from './rows.js'
+
+/** Entries read per step of a listing: about 100 KB of JSON, a millisecond or two of work. */
+const LIST_PAGE_SIZE = 2000
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
+
+/** One entry as it is now, read inside the caller's transaction (or on its own). */
+export function readEntry(conn: SqliteConnection, petId: bigint): InventoryItem | undefined {
+  const row = conn.query('SELECT pet_id, quantity, status FROM inventory WHERE pet_id = ?').get(petId) as InventoryRow | undefined
+  return row && toItem(row)
+}
+
+/** The inventory's reads; `settled` resolves once the listings in progress have ended (before a close). */
+export function sqliteInventory(conn: SqliteConnection): InventoryReads & { settled(): Promise<void> } {
+  const dataVersion = conn.db.prepare('PRAGMA data_version').pluck()
+  let listings: Promise<void> = Promise.resolve()
+
+  return {
+    versions(): Promise<Versions> {
+      return conn.retryBusy(() => {
+        const others = String(dataVersion.get())
+        return { inventory: `${others}.${conn.ownInventoryWrites}`, keys: `${others}.${conn.ownKeyWrites}` }
+      })
+    },
+
+    /**
+     * Pages of LIST_PAGE_SIZE entries, read by keyset on a connection of their own, in one read
+     * transaction: WAL gives it a snapshot that later commits do not disturb, while the main connection
+     * keeps writing. One listing at a time uses it (a second waits its turn); an in-memory database has
+     * no second connection, so there the pages come from the main one.
+     */
+    forEachInventoryJson(onPiece: (json: Buffer, entries: number) => Promise<void>): Promise<void> {
+      const listing = listings.then(async () => {
+        const reader = conn.reader ?? conn.db
+        // SQLite writes each page's JSON (LIST_ENTRY_JSON): one string per page reaches JavaScript,
+        // not a row object, a bigint and a string per entry.
+        const pageSql = (where: string) =>
+          reader
+            .prepare(`SELECT group_concat(${LIST_ENTRY_JSON}, ',' ORDER BY pet_id), count(*), max(pet_id)
+            FROM (SELECT pet_id, quantity, status FROM inventory ${where} ORDER BY pet_id LIMIT ?)`)
+            .raw()
+            .safeIntegers()
+        const first = pageSql('')
+        const next = pageSql('WHERE pet_id > ?')
+        const inTransaction = conn.reader !== undefined
+        if (inTransaction) reader.exec('BEGIN')
+        try {
+          for (let after: bigint | undefined; ; ) {
+            const [json, count, last] = (await conn.retryBusy(() =>
+              after === undefined ? first.get(LIST_PAGE_SIZE) : next.get(after, LIST_PAGE_SIZE),
+            )) as [string | null, bigint, bigint | null]
+            if (count > 0n) await onPiece(Buffer.from(after === undefined ? json! : `,${json}`), Number(count))
+            if (count < BigInt(LIST_PAGE_SIZE)) return
+            after = last!
+            await nextTurn()
+          }
+        } finally {
+          if (inTransaction) reader.exec('COMMIT')
+        }
+      })
+      listings = listing.catch(() => {})
+      return listing
+    },
+
+    getInventoryItem(petId: bigint): Promise<InventoryItem | undefined> {
+      return conn.retryBusy(() => readEntry(conn, petId))
+    },
+
+    settled: () => listings,
+  }
+}

@@ -1,0 +1,66 @@
+import type { ChangeReason, InventoryChange, InventoryItem, Order, OrderStatus, PetStatus } from '../../domain.js'
+import type { ApiKey } from '../storage.js'
+
+/*
+ * Rows as SQLite returns them (arrays of exact values: integers as bigints) and their domain shapes.
+ * SQL-free: every concept's SQL maps its rows here.
+ */
+
+export type InventoryRow = [petId: bigint, quantity: bigint, status: string]
+export type OrderRow = [id: bigint, petId: bigint, quantity: bigint, status: string, placedAt: string, updatedAt: string]
+export type ChangeRow = [
+  seq: bigint,
+  petId: bigint,
+  previous: bigint | null,
+  quantity: bigint,
+  reason: string,
+  orderId: bigint | null,
+  keyId: bigint | null,
+  requestId: string | null,
+  at: string,
+]
+export interface KeyRow {
+  id: number
+  name: string
+  created_at: string
+  last_used_at: string | null
+  revoked_at: string | null
+}
+
+export const ORDER_COLUMNS = 'id, pet_id, quantity, status, placed_at, updated_at'
+export const CHANGE_COLUMNS = 'seq, pet_id, previous_quantity, quantity, reason, order_id, key_id, request_id, at'
+
+export const toItem = ([petId, quantity, status]: InventoryRow): InventoryItem => ({
+  petId,
+  quantity: Number(quantity),
+  status: status as PetStatus,
+})
+
+export const toOrder = ([id, petId, quantity, status, placedAt, updatedAt]: OrderRow): Order => ({
+  id,
+  petId,
+  quantity: Number(quantity),
+  status: status as OrderStatus,
+  placedAt,
+  updatedAt,
+})
+
+export const toChange = ([seq, petId, previous, quantity, reason, orderId, keyId, requestId, at]: ChangeRow): InventoryChange => ({
+  seq,
+  petId,
+  previousQuantity: previous === null ? null : Number(previous),
+  quantity: Number(quantity),
+  reason: reason as ChangeReason,
+  orderId,
+  keyId: keyId === null ? null : Number(keyId),
+  requestId,
+  at,
+})
+
+export const toKey = (row: KeyRow): ApiKey => ({
+  id: row.id,
+  name: row.name,
+  createdAt: row.created_at,
+  lastUsedAt: row.last_used_at,
+  revokedAt: row.revoked_at,
+})

@@ -1,0 +1,73 @@
+import { IDEMPOTENCY_TTL_MS, claimKey } from '../../stock/claims.js'
+import { batchReads, planBatch, type BatchState } from '../../stock/planner.js'
+import type { ResultOf, StockResult, StockWrite } from '../../stock/writes.js'
+import { GroupCommit } from '../group-commit.js'
+import type { StockWrites, StorageObserver } from '../storage.js'
+import { busyError, type SqliteConnection } from './connection.js'
+import { purgeClaims, readClaim, writeClaims } from './idempotency.js'
+import { readEntry } from './inventory.js'
+import { appendChanges, lastSeq } from './ledger.js'
+import { lastOrderId, readOrder, writeOrders } from './orders.js'
+
+/**
+ * A batch of stock writes inside its IMMEDIATE transaction: reads what planBatch needs (SQLite has
+ * one writer at a time, so nothing changes meanwhile), then writes its plan.
+ */
+function applyStockWrites(conn: SqliteConnection, batch: StockWrite[]): StockResult[] {
+  const now = Date.now()
+  const at = new Date(now).toISOString()
+  const reads = batchReads(batch)
+  const state: BatchState = {
+    entries: new Map(),
+    orders: new Map(),
+    claims: new Map(),
+    lastChange: lastSeq(conn),
+    // The last order id is read only when the batch places one.
+    lastOrder: batch.some((w) => w.kind === 'place') ? lastOrderId(conn) : 0n,
+  }
+  for (const id of reads.orderIds) {
+    const order = readOrder(conn, id)
+    if (!order) continue
+    state.orders.set(id, order)
+    reads.petIds.add(order.petId)
+  }
+  for (const petId of reads.petIds) {
+    const entry = readEntry(conn, petId)
+    if (entry) state.entries.set(petId, entry)
+  }
+  if (reads.claims.length > 0) {
+    const since = new Date(now - IDEMPOTENCY_TTL_MS).toISOString()
+    for (const { keyId, key } of reads.claims) {
+      const claim = readClaim(conn, keyId, key, since)
+      if (claim) state.claims.set(claimKey(keyId, key), claim)
+    }
+    purgeClaims(conn, since)
+  }
+  const plan = planBatch(batch, state, at)
+  // Orders first: the ledger rows and the claims name them.
+  writeOrders(conn, plan.newOrders, plan.changedOrders)
+  const setQuantity = conn.statement('UPDATE inventory SET quantity = ? WHERE pet_id = ?')
+  for (const [petId, quantity] of plan.quantities) setQuantity.run(quantity, petId)
+  appendChanges(conn, plan.changes)
+  writeClaims(conn, plan.claims, at)
+  return plan.results
+}
+
+/** Stock writes, sharing commits (group commit); `drain` resolves once the pending ones are committed. */
+export function sqliteStock(conn: SqliteConnection, observer?: StorageObserver): StockWrites & { drain(): Promise<void> } {
+  const groupCommit = new GroupCommit<StockWrite, StockResult>(
+    (batch, deadline) => conn.write(() => applyStockWrites(conn, batch), deadline),
+    {
+      maxWaitMs: conn.busyTimeoutMs,
+      expired: busyError,
+      onBatch: observer && ((writes, seconds) => observer.batchCommitted('sqlite', writes, seconds)),
+    },
+  )
+  return {
+    writeStock<W extends StockWrite>(write: W): Promise<ResultOf<W>> {
+      // planBatch answers every write with the result of its own kind.
+      return groupCommit.submit(write) as Promise<ResultOf<W>>
+    },
+    drain: () => groupCommit.drain(),
+  }
+}

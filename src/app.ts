@@ -1,16 +1,26 @@
-import { randomUUID } from 'node:crypto'
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import { FreshCache } from './cache/fresh-cache.js'
 import type { Config } from './config.js'
-import { apiKeyAuthentication } from './http/auth.js'
+import { API_PREFIX } from './http/api-prefix.js'
 import { ErrorSchema } from './http/error.schema.js'
-import { registerAdmission } from './http/admission.js'
-import { healthRoutes } from './http/health.routes.js'
 import { Lifecycle } from './http/lifecycle.js'
-import { documentRateLimits, RateLimits } from './http/rate-limit.js'
-import { handleClientError, handleError, methodNotAllowedForServedPaths, registerErrorHandling } from './http/errors.js'
-import { API_PREFIX, registerOpenApi } from './http/openapi.js'
-import { refuseUndeclaredQueries } from './http/declared-query.js'
+import { admission } from './http/plugins/admission.js'
+import { auth } from './http/plugins/auth.js'
+import { declaredQueries } from './http/plugins/declared-queries.js'
+import { deprecation } from './http/plugins/deprecation.js'
+import { errors } from './http/plugins/errors.js'
+import { requestMetrics } from './http/plugins/metrics.js'
+import { openApi } from './http/plugins/openapi.js'
+import { rateLimits } from './http/plugins/rate-limits.js'
+import { representation } from './http/plugins/representation.js'
+import { requestIds } from './http/plugins/request-ids.js'
+import { requestLog } from './http/plugins/request-log.js'
+import { validation } from './http/plugins/validation.js'
+import { healthRoutes } from './http/routes/health.routes.js'
+import { methodNotAllowedRoutes, servedPaths } from './http/routes/method-not-allowed.routes.js'
+import { serverOptions } from './http/server-options.js'
+import { changesRoutes } from './inventory/changes.routes.js'
 import { inventoryRoutes } from './inventory/inventory.routes.js'
 import {
   ChangeReasonSchema,
@@ -19,25 +29,19 @@ import {
   InventoryUpdateSchema,
   PetStatusSchema,
 } from './inventory/inventory.schema.js'
-import { changesRoutes } from './inventory/changes.routes.js'
+import { InventoryService } from './inventory/inventory.service.js'
+import { KeysService } from './keys/keys.service.js'
+import type { Metrics } from './metrics/metrics.js'
 import { OrderCreateSchema, OrderSchema, OrderStatusSchema, OrderUpdateSchema } from './orders/order.schema.js'
 import { ordersRoutes } from './orders/orders.routes.js'
 import { OrdersService } from './orders/orders.service.js'
-import { InventoryService } from './inventory/inventory.service.js'
-import { FreshCache } from './cache/fresh-cache.js'
-import { DeprecatedCallCounter } from './pets/deprecated-calls.js'
-import { Deprecation, deprecateRoutes, withDeprecationOnUnrouted } from './pets/deprecation.js'
+import { Deprecation } from './pets/deprecation.js'
 import { CategorySchema, PetSchema, TagSchema } from './pets/pet.schema.js'
 import { PET_LOOKUP_URL, petsRoutes } from './pets/pets.routes.js'
 import { PetsService } from './pets/pets.service.js'
-import { KeysService } from './keys/keys.service.js'
-import type { Metrics } from './metrics/metrics.js'
-import { countedClientErrors, countedFrameworkErrors, registerRequestMetrics } from './metrics/request-metrics.js'
 import type { Storage } from './storage/storage.js'
-import { compileParamsValidator, compileQueryValidator, createValidator, describeValidationError } from './validation.js'
 
-/** The documented request body limit (64 KiB). */
-export const BODY_LIMIT = 64 * 1024
+export { BODY_LIMIT } from './http/server-options.js'
 
 export const SHARED_SCHEMAS = [
   PetStatusSchema,
@@ -55,11 +59,6 @@ export const SHARED_SCHEMAS = [
   ErrorSchema,
 ]
 
-/** A request target without its query string. */
-const pathOf = (url: string) => url.split('?', 1)[0]!
-
-const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
-
 export interface AppDeps {
   storage: Storage
   logger?: FastifyServerOptions['logger']
@@ -69,142 +68,73 @@ export interface AppDeps {
   metrics?: Metrics | undefined
 }
 
-/** The rate limits the configuration asks for, if any, closed with the app. */
-function rateLimits(app: FastifyInstance, config: Config, metrics: Metrics | undefined): RateLimits | undefined {
-  if (config.rateLimitPerKey === 0 && config.rateLimitPerAddress === 0) return undefined
-  app.decorateReply('rateLimits', null)
-  const limits = RateLimits.fromConfig(
-    config,
-    {
-      onFailure: (error, first) => {
-        metrics?.rateLimitObserver.storeFailed()
-        if (first) app.log.error({ err: error }, 'rate limit store (Redis) unavailable: counting in this process until it answers')
-      },
-      onRecovery: () => app.log.info('rate limit store (Redis) available again'),
-    },
-    metrics?.rateLimitObserver,
-  )
-  app.addHook('onClose', () => limits.close())
-  return limits
-}
-
-/** Builds the whole HTTP application; never listens (server.ts does). */
+/**
+ * Builds the whole HTTP application from named plugins, each given the settings it uses; never
+ * listens (server.ts does). Each plugin names the ones it needs registered before it (Fastify checks),
+ * so the order below is the one they declare; docs/architecture.md lists them.
+ */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
-  const petLookup = new Deprecation(config.petLookupDeprecatedAt, config.petLookupSunsetAt, `${API_PREFIX}/docs#/pets/getPetById`)
-  const app = Fastify({
-    logger: deps.logger ?? {
-      level: config.logLevel,
-      redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
-    },
-    // One log line per request, written by the onResponse hook below.
-    logController: new LogController({ disableRequestLogging: true }),
-    // A client's X-Request-Id is kept when it is short and plain, so it cannot forge log lines.
-    requestIdHeader: false,
-    genReqId: (req) => {
-      const given = req.headers['x-request-id']
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
-    },
-    bodyLimit: BODY_LIMIT,
-    // Behind a load balancer the client's address comes from X-Forwarded-For, trusted as configured.
-    trustProxy: config.trustProxy as boolean | string,
-    // Slow or idle clients must not hold sockets forever. A client gets HEADERS_TIMEOUT_MS to send its
-    // headers and REQUEST_TIMEOUT_MS for the whole request (408 past either); an idle keep-alive
-    // connection lasts KEEP_ALIVE_TIMEOUT_MS, longer than a load balancer's idle timeout, so the
-    // balancer, not the service, closes it (no request lost in the race). Node enforces the first two
-    // only every connectionsCheckingInterval (30 s by default): 1 s here, so the bounds hold to the second.
-    requestTimeout: config.requestTimeoutMs,
-    keepAliveTimeout: config.keepAliveTimeoutMs,
-    http: {
-      headersTimeout: config.headersTimeoutMs,
-      requestTimeout: config.requestTimeoutMs,
-      connectionsCheckingInterval: 1000,
-      maxHeaderSize: config.maxHeaderBytes,
-    },
-    return503OnClosing: false,
-    // A long petId must reach the validator (400), not fall out of the router as a 404.
-    routerOptions: { maxParamLength: 8192 },
-    clientErrorHandler: deps.metrics ? countedClientErrors(deps.metrics) : handleClientError,
-    frameworkErrors: withDeprecationOnUnrouted(
-      deps.metrics ? countedFrameworkErrors(deps.metrics) : handleError,
-      `${API_PREFIX}${PET_LOOKUP_URL}`,
-      petLookup,
-    ),
-    schemaErrorFormatter: (errors, dataVar) => new Error(errors[0] ? describeValidationError(errors[0], dataVar) : `${dataVar} is invalid`),
-  }).withTypeProvider<TypeBoxTypeProvider>()
-
-  const ajv = createValidator(SHARED_SCHEMAS)
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    httpPart === 'params'
-      ? compileParamsValidator(schema as object)
-      : httpPart === 'querystring'
-        ? compileQueryValidator(schema as object)
-        : ajv.compile(schema),
-  )
-  for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
-  app.removeContentTypeParser('text/plain')
-
+  const { storage, metrics } = deps
   const lifecycle = deps.lifecycle ?? new Lifecycle()
-  const admission = await registerAdmission(app, config, lifecycle)
-  if (deps.metrics) {
-    deps.metrics.watch({ inFlight: admission.inFlight, storage: deps.storage })
-    registerRequestMetrics(app, deps.metrics)
+  const petLookup = {
+    url: `${API_PREFIX}${PET_LOOKUP_URL}`,
+    deprecation: new Deprecation(config.petLookupDeprecatedAt, config.petLookupSunsetAt, `${API_PREFIX}/docs#/pets/getPetById`),
   }
-  // One log line per request, at info; below that level the hook is not even registered. The path
-  // without its query: a client that sends its key as ?access_token=… must not have it written down.
-  if (['trace', 'debug', 'info'].includes(app.log.level)) {
-    app.addHook('onResponse', (request, reply, done) => {
-      request.log.info(
-        {
-          method: request.method,
-          route: request.routeOptions.url,
-          path: pathOf(request.url),
-          statusCode: reply.statusCode,
-          ms: Math.round(reply.elapsedTime * 10) / 10,
-        },
-        'request',
-      )
-      done()
-    })
-  }
+  const app = Fastify(
+    serverOptions(config, { logger: deps.logger, metrics, deprecated: petLookup }),
+  ).withTypeProvider<TypeBoxTypeProvider>()
 
-  registerErrorHandling(app)
-  refuseUndeclaredQueries(app)
-  const registerMethodNotAllowed = methodNotAllowedForServedPaths(app)
-  deprecateRoutes(app, `${API_PREFIX}${PET_LOOKUP_URL}`, petLookup)
-  await registerOpenApi(app, config)
-  await app.register(healthRoutes, { storage: deps.storage, lifecycle })
-
-  const inventory = new InventoryService(deps.storage)
-  const cache = new FreshCache(deps.storage)
-  const keys = new KeysService(deps.storage, cache.verifiedKeys)
-  const limits = rateLimits(app, config, deps.metrics)
-  await limits?.ready()
-  const authenticate = apiKeyAuthentication(app, keys, cache, limits)
-  await app.register(
-    async (secured) => {
-      secured.addHook('onRequest', authenticate)
-      documentRateLimits(secured)
-      await secured.register(changesRoutes, { inventory })
-      await secured.register(inventoryRoutes, { inventory, list: cache.inventoryList, requireIfMatch: config.requireIfMatch })
-      await secured.register(ordersRoutes, { orders: new OrdersService(deps.storage) })
-    },
-    { prefix: API_PREFIX },
-  )
-  const deprecatedCalls = new DeprecatedCallCounter(deps.storage, {
-    flushMs: config.deprecatedCallsFlushMs,
-    onFlushError: (error, keys) =>
-      app.log.error({ err: error, keys }, 'cannot write the counts of deprecated calls; they are kept for the next try'),
+  // Cross-cutting, in the order every request meets them.
+  await app.register(errors)
+  await app.register(validation, { schemas: SHARED_SCHEMAS })
+  await app.register(requestIds)
+  await app.register(representation)
+  await app.register(admission, {
+    maxInFlight: config.maxInFlight,
+    shedEventLoopDelayMs: config.shedEventLoopDelayMs,
+    shedEventLoopUtilization: config.shedEventLoopUtilization,
+    lifecycle,
   })
-  // Storage must still be open: server.ts closes it only after the app.
-  app.addHook('onClose', () => deprecatedCalls.close())
-  await app.register(
-    async (pets) => {
-      documentRateLimits(pets)
-      await pets.register(petsRoutes, { pets: new PetsService(deps.storage), authenticate, deprecatedCalls, deprecation: petLookup })
-    },
-    { prefix: API_PREFIX },
-  )
-  // Last, outside the authenticated scope: a wrong method is answered before authentication.
-  await app.register(registerMethodNotAllowed)
+  if (metrics) await app.register(requestMetrics, { metrics, storage })
+  await app.register(requestLog)
+
+  // What shapes the routes as they are registered.
+  await app.register(declaredQueries)
+  await app.register(servedPaths)
+  await app.register(deprecation, petLookup)
+  await app.register(openApi, {
+    environment: config.environment,
+    publicBaseUrl: config.publicBaseUrl,
+    productionBaseUrl: config.productionBaseUrl,
+    stagingBaseUrl: config.stagingBaseUrl,
+  })
+
+  await app.register(healthRoutes, { storage, lifecycle })
+
+  // The authenticated API.
+  const cache = new FreshCache(storage)
+  await app.register(rateLimits, {
+    rateLimitPerKey: config.rateLimitPerKey,
+    rateLimitPerAddress: config.rateLimitPerAddress,
+    rateLimitWindowS: config.rateLimitWindowS,
+    redisUrl: config.redisUrl,
+    redisKeyPrefix: config.redisKeyPrefix,
+    observer: metrics?.rateLimitObserver,
+  })
+  await app.register(auth, { keys: new KeysService(storage, cache.verifiedKeys), cache })
+  const inventory = new InventoryService(storage)
+  await app.register(changesRoutes, { prefix: API_PREFIX, inventory })
+  await app.register(inventoryRoutes, { prefix: API_PREFIX, inventory, list: cache.inventoryList, requireIfMatch: config.requireIfMatch })
+  await app.register(ordersRoutes, { prefix: API_PREFIX, orders: new OrdersService(storage) })
+  await app.register(petsRoutes, {
+    prefix: API_PREFIX,
+    pets: new PetsService(storage),
+    storage,
+    deprecatedCallsFlushMs: config.deprecatedCallsFlushMs,
+    deprecation: petLookup.deprecation,
+  })
+
+  // Last, outside the authenticated scopes: a wrong method is answered before authentication.
+  await app.register(methodNotAllowedRoutes)
   return app
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { entityTag } from '../src/http/entity-tags.js'
+import { entityTag } from '../src/entity-tags.js'
 import { itemJson } from '../src/inventory/inventory.json.js'
 import type { PetStatus } from '../src/domain.js'
 import { readdirSync, readlinkSync } from 'node:fs'

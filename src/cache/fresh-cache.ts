@@ -1,5 +1,5 @@
-import { releaseListBody, type ListBody } from '../inventory/list-body.js'
 import type { Storage, Versions } from '../storage/storage.js'
+import { releaseListBody, type ListBody } from './list-body.js'
 import { VersionedLru, VersionedValue } from './versioned.js'
 
 /** Bound on remembered key verifications. */

@@ -4,6 +4,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { finished, type Readable } from 'node:stream'
 
+/** Bytes that are streamed rather than held: each call of `stream()` reads them all from the start. */
+export interface ByteSource {
+  length: number
+  stream(): Readable
+}
+
 /**
  * Bytes kept in a temporary file rather than in the heap: a large response body (a list of a million
  * entries is about 50 MiB) is written once and then streamed to every client that asks for it,
@@ -17,7 +23,7 @@ import { finished, type Readable } from 'node:stream'
  * before the current event-loop turn ends, so a request that was handed the spool just before it
  * was retired still gets to stream it.
  */
-export class Spool {
+export class Spool implements ByteSource {
   private written = 0
   private readers = 0
   private retired = false

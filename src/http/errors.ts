@@ -19,7 +19,7 @@ export function sendError(reply: FastifyReply, code: ErrorCode, message: string,
   return (
     reply
       .code(status)
-      // Also here, not only in admission's hook: errors the router raises come before any hook.
+      // Also here, not only in the representation plugin's hook: errors the router raises come before any hook.
       .header('x-content-type-options', 'nosniff')
       .type('application/json; charset=utf-8')
       .send({ code, message, status })
@@ -108,45 +108,4 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   if (undocumented) request.log.error({ err: error, status: undocumented }, 'an error carried a status with no error code')
   else if (ERROR_CODES[code] >= 500) request.log.error({ err: error }, 'request failed')
   return sendError(reply, code, message, { tokenSent: error instanceof UnauthorizedError && error.tokenSent })
-}
-
-export function registerErrorHandling(app: FastifyInstance) {
-  app.setErrorHandler(handleError)
-
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, 'not_found', `No route for ${request.method} ${request.url.split('?', 1)[0]}`),
-  )
-}
-
-const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
-
-/**
- * Makes every path the app serves answer 405, with an Allow header, to the methods it does not
- * serve. Call it before registering routes; the 405 routes are added once the others are in place.
- */
-export function methodNotAllowedForServedPaths(app: FastifyInstance) {
-  const served = new Map<string, Set<string>>()
-  app.addHook('onRoute', (route) => {
-    // A plugin's '/' route is served both with and without the trailing slash: one path here.
-    const url = route.url.length > 1 ? route.url.replace(/\/$/, '') : route.url
-    const methods = served.get(url) ?? new Set<string>()
-    for (const method of [route.method].flat()) methods.add(method)
-    served.set(url, methods)
-  })
-  return async function registerMethodNotAllowed() {
-    for (const [url, methods] of [...served]) {
-      const allow = ALL_METHODS.filter((m) => methods.has(m))
-      const refused = ALL_METHODS.filter((m) => !methods.has(m))
-      if (refused.length === 0) continue
-      app.route({
-        method: refused,
-        url,
-        schema: { hide: true },
-        handler: (request, reply) => {
-          reply.header('allow', allow.join(', '))
-          return sendError(reply, 'method_not_allowed', `${request.method} is not allowed here; allowed: ${allow.join(', ')}`)
-        },
-      })
-    }
-  }
 }

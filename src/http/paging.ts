@@ -1,7 +1,6 @@
 import type { FastifyReply } from 'fastify'
 import { Type } from 'typebox'
-
-export const MAX_PAGE_SIZE = 1000
+import { MAX_PAGE_SIZE } from '../paging.js'
 
 /** The `limit` query parameter of every paged listing. */
 export const PageLimitSchema = Type.Integer({

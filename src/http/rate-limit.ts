@@ -13,18 +13,12 @@ export interface RateLimitObserver {
   refused(policy: PolicyName): void
 }
 
-interface Counted {
+/** One limit a request was counted against, for its RateLimit headers (reply.rateLimits, plugins/rate-limits.ts). */
+export interface Counted {
   policy: PolicyName
   quota: number
   remaining: number
   resetS: number
-}
-
-declare module 'fastify' {
-  interface FastifyReply {
-    /** The limits this request was counted against, for its RateLimit headers. */
-    rateLimits: Counted[] | null
-  }
 }
 
 /**
@@ -86,6 +80,9 @@ export function documentRateLimits(scope: FastifyInstance) {
  * Each response carries the RateLimit-Policy and RateLimit headers of the limits it was counted
  * against (draft-ietf-httpapi-ratelimit-headers-11); over a limit: 429 rate_limited with Retry-After.
  */
+/** The settings the rate limits use. */
+export type RateLimitSettings = Pick<Config, 'rateLimitPerKey' | 'rateLimitPerAddress' | 'rateLimitWindowS' | 'redisUrl' | 'redisKeyPrefix'>
+
 export class RateLimits {
   private readonly windowMs: number
   private readonly quotas: Record<PolicyName, number>
@@ -100,9 +97,9 @@ export class RateLimits {
     this.quotas = { 'per-key': config.rateLimitPerKey, 'per-address': config.rateLimitPerAddress }
   }
 
-  static fromConfig(config: Config, events: RedisStoreEvents, observer?: RateLimitObserver): RateLimits {
-    const store = config.redisUrl ? new RedisCounterStore(config.redisUrl, events) : new MemoryCounterStore()
-    return new RateLimits(store, config.redisKeyPrefix, config, observer)
+  static fromSettings(settings: RateLimitSettings, events: RedisStoreEvents, observer?: RateLimitObserver): RateLimits {
+    const store = settings.redisUrl ? new RedisCounterStore(settings.redisUrl, events) : new MemoryCounterStore()
+    return new RateLimits(store, settings.redisKeyPrefix, settings, observer)
   }
 
   enabled(policy: PolicyName): boolean {

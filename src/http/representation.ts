@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Readable } from 'node:stream'
 import { Type } from 'typebox'
-import { entityTag, noneMatch } from './entity-tags.js'
+import type { ByteSource } from '../cache/spool.js'
+import { entityTag, noneMatch } from '../entity-tags.js'
 import { sendJsonText } from './json-reply.js'
 
 /** The ETag response header, as documented on every response that carries one. */
@@ -40,12 +41,6 @@ export const notModifiedResponse = {
     description: 'Not modified: the representation still has one of the tags in If-None-Match. No body.',
     headers: ETAG_HEADER,
   }),
-}
-
-/** Bytes that are streamed rather than held: each call of `stream()` reads them all from the start. */
-export interface ByteSource {
-  length: number
-  stream(): Readable
 }
 
 /**

@@ -1,9 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import fp from 'fastify-plugin'
 import { Type } from 'typebox'
+import { API_PREFIX } from '../http/api-prefix.js'
 import { errorResponses } from '../http/error.schema.js'
 import { sendJsonText } from '../http/json-reply.js'
-import { API_PREFIX } from '../http/openapi.js'
 import { NEXT_LINK_HEADER, PageLimitSchema, nextLink } from '../http/paging.js'
+import { documentRateLimits } from '../http/rate-limit.js'
 import { changeJson } from './inventory.json.js'
 import { CHANGE_SCAN, type InventoryService } from './inventory.service.js'
 
@@ -22,8 +24,14 @@ const ChangesQuerySchema = Type.Object(
   { additionalProperties: false },
 )
 
-/** The ledger, read as a feed. Auth is added by the enclosing scope. */
-export const changesRoutes: FastifyPluginAsyncTypebox<{ inventory: InventoryService }> = async (app, { inventory }) => {
+export interface ChangesRoutesOptions {
+  inventory: InventoryService
+}
+
+/** The ledger, read as a feed; registered under API_PREFIX. */
+const routes: FastifyPluginAsyncTypebox<ChangesRoutesOptions> = async (app, { inventory }) => {
+  app.addHook('onRequest', app.authenticate)
+  documentRateLimits(app)
   app.get(
     '/inventory/changes',
     {
@@ -53,3 +61,17 @@ export const changesRoutes: FastifyPluginAsyncTypebox<{ inventory: InventoryServ
     },
   )
 }
+
+export const changesRoutes = fp(routes, {
+  name: 'petstore-changes-routes',
+  dependencies: [
+    'petstore-errors',
+    'petstore-validation',
+    'petstore-declared-queries',
+    'petstore-served-paths',
+    'petstore-openapi',
+    'petstore-rate-limits',
+    'petstore-auth',
+  ],
+  encapsulate: true,
+})

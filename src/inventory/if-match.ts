@@ -1,5 +1,5 @@
 import { InvalidInputError, PreconditionRequiredError } from '../errors.js'
-import { entityTag, ifMatch, parseTags } from '../http/entity-tags.js'
+import { entityTag, ifMatch, parseTags } from '../entity-tags.js'
 import type { Precondition } from '../stock/writes.js'
 import { itemJson } from './inventory.json.js'
 

@@ -1,29 +1,29 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import fp from 'fastify-plugin'
 import { Type } from 'typebox'
+import { buildListBody, type ListBody } from '../cache/list-body.js'
+import { Spool } from '../cache/spool.js'
+import type { VersionedValue } from '../cache/versioned.js'
+import type { Config } from '../config.js'
 import { errorResponses } from '../http/error.schema.js'
+import { requestActor } from '../http/plugins/auth.js'
+import { documentRateLimits } from '../http/rate-limit.js'
 import { ETAG_HEADER, IfMatchHeaders, IfNoneMatchHeaders, notModifiedResponse, sendRepresentation } from '../http/representation.js'
 import { writePrecondition } from './if-match.js'
 import { itemJson } from './inventory.json.js'
-import { buildListBody, type ListBody } from './list-body.js'
-import { Spool } from '../cache/spool.js'
 import { PetIdParamsSchema } from './inventory.schema.js'
 import type { InventoryService } from './inventory.service.js'
-import type { VersionedValue } from '../cache/versioned.js'
-import { requestActor } from '../http/auth.js'
 
-export interface InventoryRoutesOptions {
+export interface InventoryRoutesOptions extends Pick<Config, 'requireIfMatch'> {
   inventory: InventoryService
   /** Where the list body is kept, under the inventory counter (see FreshCache). */
   list: VersionedValue<ListBody>
-  /** REQUIRE_IF_MATCH: a PATCH without If-Match is refused. */
-  requireIfMatch: boolean
 }
 
-/** The inventory area. Auth is added by the enclosing scope. */
-export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (
-  app,
-  { inventory, list: listBody, requireIfMatch },
-) => {
+/** The inventory area; registered under API_PREFIX. requireIfMatch: a PATCH without If-Match is refused. */
+const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { inventory, list: listBody, requireIfMatch }) => {
+  app.addHook('onRequest', app.authenticate)
+  documentRateLimits(app)
   // A large list is kept in a spool file; where none can be made (a read-only TMPDIR), in memory.
   let spoolWarned = false
   const makeSpool = () =>
@@ -137,3 +137,18 @@ export const inventoryRoutes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> 
     },
   )
 }
+
+export const inventoryRoutes = fp(routes, {
+  name: 'petstore-inventory-routes',
+  dependencies: [
+    'petstore-errors',
+    'petstore-validation',
+    'petstore-declared-queries',
+    'petstore-served-paths',
+    'petstore-openapi',
+    'petstore-rate-limits',
+    'petstore-auth',
+    'petstore-representation',
+  ],
+  encapsulate: true,
+})

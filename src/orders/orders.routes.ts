@@ -1,13 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { ORDER_STATUSES, type OrderStatus } from '../domain.js'
 import { InvalidInputError } from '../errors.js'
-import { requestActor } from '../http/auth.js'
+import { API_PREFIX } from '../http/api-prefix.js'
 import { errorResponses } from '../http/error.schema.js'
 import { exactInt64, registerExactJsonParser } from '../http/exact-json.js'
 import { sendJsonText } from '../http/json-reply.js'
-import { API_PREFIX } from '../http/openapi.js'
 import { NEXT_LINK_HEADER, PageLimitSchema, page } from '../http/paging.js'
+import { requestActor } from '../http/plugins/auth.js'
+import { documentRateLimits } from '../http/rate-limit.js'
 import { orderJson } from './order.json.js'
 import { IDEMPOTENCY_KEY, OrderIdParamsSchema } from './order.schema.js'
 import type { OrdersService } from './orders.service.js'
@@ -51,8 +53,14 @@ const REPLAYED_HEADER = {
   }),
 }
 
-/** The store's orders. Auth is added by the enclosing scope. */
-export const ordersRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService }> = async (app, { orders }) => {
+export interface OrdersRoutesOptions {
+  orders: OrdersService
+}
+
+/** The store's orders; registered under API_PREFIX. */
+const routes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = async (app, { orders }) => {
+  app.addHook('onRequest', app.authenticate)
+  documentRateLimits(app)
   // Only these routes take an int64 in a body; the others keep Fastify's faster parser.
   registerExactJsonParser(app)
   app.post(
@@ -162,3 +170,17 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService }> 
     },
   )
 }
+
+export const ordersRoutes = fp(routes, {
+  name: 'petstore-orders-routes',
+  dependencies: [
+    'petstore-errors',
+    'petstore-validation',
+    'petstore-declared-queries',
+    'petstore-served-paths',
+    'petstore-openapi',
+    'petstore-rate-limits',
+    'petstore-auth',
+  ],
+  encapsulate: true,
+})

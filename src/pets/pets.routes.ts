@@ -1,10 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { onRequestHookHandler } from 'fastify'
+import fp from 'fastify-plugin'
 import { Type } from 'typebox'
+import type { Config } from '../config.js'
 import { errorResponses } from '../http/error.schema.js'
 import { sendJsonText } from '../http/json-reply.js'
+import { documentRateLimits } from '../http/rate-limit.js'
 import { PetIdParamsSchema } from '../inventory/inventory.schema.js'
-import type { DeprecatedCallCounter } from './deprecated-calls.js'
+import type { Storage } from '../storage/storage.js'
+import { DeprecatedCallCounter } from './deprecated-calls.js'
 import { withDeprecationHeaders, type Deprecation } from './deprecation.js'
 import { petJson } from './pet.json.js'
 import type { PetsService } from './pets.service.js'
@@ -12,29 +15,32 @@ import type { PetsService } from './pets.service.js'
 /** The deprecated lookup's route, within the /v1 prefix. */
 export const PET_LOOKUP_URL = '/pets/:petId'
 
-export interface PetsRoutesOptions {
+export interface PetsRoutesOptions extends Pick<Config, 'deprecatedCallsFlushMs'> {
   pets: PetsService
-  /**
-   * API-key authentication (see apiKeyAuthentication), added to the route itself rather than to the
-   * scope: deprecateRoutes puts the sunset's 410 before it, and a scope's hooks would run first.
-   */
-  authenticate: onRequestHookHandler
-  deprecatedCalls: DeprecatedCallCounter
-  /** The lookup's deprecation, for its documentation (its hooks are attached by deprecateRoutes). */
+  /** Where the counts of deprecated calls are added, every deprecatedCallsFlushMs and at close. */
+  storage: Pick<Storage, 'addDeprecatedCalls'>
+  /** The lookup's deprecation, for its documentation (its hooks are the deprecation plugin's). */
   deprecation: Deprecation
 }
 
-/** The pets area: its one operation, the deprecated lookup by id. */
-export const petsRoutes: FastifyPluginAsyncTypebox<PetsRoutesOptions> = async (
-  app,
-  { pets, authenticate, deprecatedCalls, deprecation },
-) => {
+/** The pets area, registered under API_PREFIX: its one operation, the deprecated lookup by id. */
+const routes: FastifyPluginAsyncTypebox<PetsRoutesOptions> = async (app, { pets, storage, deprecatedCallsFlushMs, deprecation }) => {
+  const deprecatedCalls = new DeprecatedCallCounter(storage, {
+    flushMs: deprecatedCallsFlushMs,
+    onFlushError: (error, keys) =>
+      app.log.error({ err: error, keys }, 'cannot write the counts of deprecated calls; they are kept for the next try'),
+  })
+  // Storage must still be open: server.ts closes it only after the app.
+  app.addHook('onClose', () => deprecatedCalls.close())
+  documentRateLimits(app)
   const sunset = deprecation.sunsetAt.toISOString()
   app.get(
     PET_LOOKUP_URL,
     {
-      // Every authenticated call counts, whatever its answer: the count says who still calls it.
-      onRequest: [authenticate, async (request) => deprecatedCalls.record(request.apiKeyId)],
+      // Authentication on the route itself rather than on the scope: the deprecation plugin puts the
+      // sunset's 410 before it, and a scope's hooks would run first. Every authenticated call counts,
+      // whatever its answer: the count says who still calls it.
+      onRequest: [app.authenticate, async (request) => deprecatedCalls.record(request.apiKeyId)],
       schema: {
         operationId: 'getPetById',
         summary: 'Find a pet by id (deprecated)',
@@ -59,3 +65,18 @@ export const petsRoutes: FastifyPluginAsyncTypebox<PetsRoutesOptions> = async (
     async (request, reply) => sendJsonText(reply, petJson(await pets.get(request.params.petId))),
   )
 }
+
+export const petsRoutes = fp(routes, {
+  name: 'petstore-pets-routes',
+  dependencies: [
+    'petstore-errors',
+    'petstore-validation',
+    'petstore-declared-queries',
+    'petstore-served-paths',
+    'petstore-openapi',
+    'petstore-rate-limits',
+    'petstore-auth',
+    'petstore-deprecation',
+  ],
+  encapsulate: true,
+})

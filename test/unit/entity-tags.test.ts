@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { entityTag, ifMatch, noneMatch, parseTags } from '../../src/http/entity-tags.js'
+import { entityTag, ifMatch, noneMatch, parseTags } from '../../src/entity-tags.js'
 
 describe('entity tags', () => {
   const tag = entityTag('{"petId":1,"quantity":5,"status":"available"}')

@@ -1,7 +1,5 @@
-import { Spool } from '../cache/spool.js'
-import { EntityTagger } from '../http/entity-tags.js'
-import type { ByteSource } from '../http/representation.js'
-import type { InventoryService } from './inventory.service.js'
+import { EntityTagger } from '../entity-tags.js'
+import { type ByteSource, Spool } from './spool.js'
 
 /** A body up to this size is kept in memory as one buffer; a larger one goes to a spool file. */
 const IN_MEMORY_MAX = 1024 * 1024
@@ -15,6 +13,14 @@ export interface ListBody {
   entries: number
 }
 
+/**
+ * Where the list's JSON comes from: the entries' JSON, comma-separated, in bounded pieces read from
+ * one snapshot, each with the number of entries it completes (InventoryService.forEachJsonPiece).
+ */
+export interface JsonPieces {
+  forEachJsonPiece(each: (json: Buffer, count: number) => Promise<void>): Promise<void>
+}
+
 export interface BuildListOptions {
   /** Where a large body goes; resolves undefined when none can be made, and the body stays in memory. */
   spool?: () => Promise<Spool | undefined>
@@ -26,7 +32,7 @@ export interface BuildListOptions {
  * the bytes come. Past IN_MEMORY_MAX the bytes go to a spool file piece by piece, so the heap holds
  * one piece at a time whatever the size.
  */
-export async function buildListBody(inventory: InventoryService, options: BuildListOptions = {}): Promise<ListBody> {
+export async function buildListBody(inventory: JsonPieces, options: BuildListOptions = {}): Promise<ListBody> {
   const makeSpool = options.spool ?? (() => Spool.create())
   const tagger = new EntityTagger()
   let chunks: Buffer[] = []

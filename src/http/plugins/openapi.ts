@@ -1,9 +1,11 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import type { FastifyInstance } from 'fastify'
-import { PLACEHOLDER_BASE_URLS, type Config } from '../config.js'
+import fp from 'fastify-plugin'
+import { PLACEHOLDER_BASE_URLS, type Config } from '../../config.js'
+import { API_PREFIX } from '../api-prefix.js'
 
-export const API_PREFIX = '/v1'
+/** Where the document says the API is served: the deployment's base URLs. */
+export type OpenApiOptions = Pick<Config, 'environment' | 'publicBaseUrl' | 'productionBaseUrl' | 'stagingBaseUrl'>
 
 const DESCRIPTION = `Tracks, for each pet, a stock count and a sales status. Orders reserve stock without ever overselling, and a ledger records every change to a quantity.
 
@@ -23,7 +25,7 @@ Caching: every answer carries \`X-Content-Type-Options: nosniff\`. Answers to au
 
 Entity tags: the GETs and updateInventory answer with a strong \`ETag\` of the exact bytes. \`If-None-Match\` on a GET gives 304 while the representation is unchanged; \`If-Match\` on updateInventory makes the update conditional (412 when the entry has changed).`
 
-export function servers(config: Config) {
+export function servers(config: OpenApiOptions) {
   const placeholder = (name: string) => ` (a placeholder until the operator sets ${name})`
   const list = [
     {
@@ -41,52 +43,59 @@ export function servers(config: Config) {
   return list
 }
 
-/** The OpenAPI 3.1 document is generated from the routes' own TypeBox schemas: one source for both. */
-export async function registerOpenApi(app: FastifyInstance, config: Config) {
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: { title: 'Petstore Inventory API', version: '1.0.0', description: DESCRIPTION },
-      servers: servers(config),
-      tags: [
-        { name: 'inventory', description: 'Stock levels per pet, and the ledger of their changes' },
-        { name: 'store', description: 'Orders, which reserve stock' },
-        { name: 'pets', description: 'The pets themselves (the lookup by id is deprecated)' },
-      ],
-      components: {
-        securitySchemes: {
-          bearerAuth: {
-            type: 'http',
-            scheme: 'bearer',
-            description: 'An API key (psk_…) as a bearer token. The scheme name is case-insensitive.',
+/**
+ * The OpenAPI 3.1 document is generated from the routes' own TypeBox schemas: one source for both.
+ * It documents the routes registered after it (every route group depends on it), and serves the
+ * document and its reference page under /v1.
+ */
+export const openApi = fp<OpenApiOptions>(
+  async (app, config) => {
+    await app.register(swagger, {
+      openapi: {
+        openapi: '3.1.0',
+        info: { title: 'Petstore Inventory API', version: '1.0.0', description: DESCRIPTION },
+        servers: servers(config),
+        tags: [
+          { name: 'inventory', description: 'Stock levels per pet, and the ledger of their changes' },
+          { name: 'store', description: 'Orders, which reserve stock' },
+          { name: 'pets', description: 'The pets themselves (the lookup by id is deprecated)' },
+        ],
+        components: {
+          securitySchemes: {
+            bearerAuth: {
+              type: 'http',
+              scheme: 'bearer',
+              description: 'An API key (psk_…) as a bearer token. The scheme name is case-insensitive.',
+            },
           },
         },
+        security: [{ bearerAuth: [] }],
       },
-      security: [{ bearerAuth: [] }],
-    },
-    // Paths are relative to the servers, which all end in /v1.
-    transform: ({ schema, url }) => ({ schema, url: url.startsWith(`${API_PREFIX}/`) ? url.slice(API_PREFIX.length) : url }),
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
-  })
+      // Paths are relative to the servers, which all end in /v1.
+      transform: ({ schema, url }) => ({ schema, url: url.startsWith(`${API_PREFIX}/`) ? url.slice(API_PREFIX.length) : url }),
+      refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    })
 
-  // The page's assets are small and served whole: a Range would only open error paths (a 416 past
-  // the end) that the API's Error codes do not name.
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (request.url.startsWith(`${API_PREFIX}/docs/`)) delete request.raw.headers.range
-    done()
-  })
-  await app.register(swaggerUi, {
-    routePrefix: `${API_PREFIX}/docs`,
-    uiConfig: { docExpansion: 'list', deepLinking: true, validatorUrl: null },
-    // The top bar only offers a URL box and the framework's logo: the page documents this API alone.
-    theme: {
-      title: 'Petstore Inventory API reference',
-      css: [{ filename: 'petstore.css', content: '.swagger-ui .topbar { display: none }' }],
-    },
-    // Everything the page loads comes from this service (the swagger-ui-dist package).
-    staticCSP:
-      "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self' data:; object-src 'none'; frame-ancestors 'self'",
-  })
+    // The page's assets are small and served whole: a Range would only open error paths (a 416 past
+    // the end) that the API's Error codes do not name.
+    app.addHook('onRequest', (request, _reply, done) => {
+      if (request.url.startsWith(`${API_PREFIX}/docs/`)) delete request.raw.headers.range
+      done()
+    })
+    await app.register(swaggerUi, {
+      routePrefix: `${API_PREFIX}/docs`,
+      uiConfig: { docExpansion: 'list', deepLinking: true, validatorUrl: null },
+      // The top bar only offers a URL box and the framework's logo: the page documents this API alone.
+      theme: {
+        title: 'Petstore Inventory API reference',
+        css: [{ filename: 'petstore.css', content: '.swagger-ui .topbar { display: none }' }],
+      },
+      // Everything the page loads comes from this service (the swagger-ui-dist package).
+      staticCSP:
+        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self' data:; object-src 'none'; frame-ancestors 'self'",
+    })
 
-  app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger())
-}
+    app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger())
+  },
+  { name: 'petstore-openapi', dependencies: ['petstore-errors', 'petstore-validation', 'petstore-served-paths'] },
+)

@@ -1,0 +1,73 @@
+import type { FastifyRequest, onRequestHookHandler } from 'fastify'
+import fp from 'fastify-plugin'
+import type { FreshCache } from '../../cache/fresh-cache.js'
+import type { Actor } from '../../domain.js'
+import { UnauthorizedError } from '../../errors.js'
+import type { KeysService } from '../../keys/keys.service.js'
+import type { Versions } from '../../storage/storage.js'
+import { addressPartition } from '../rate-limit.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * API-key authentication, as an onRequest hook for the authenticated routes: added to a route
+     * group's whole scope, or to a route whose own hooks must run before it.
+     */
+    authenticate: onRequestHookHandler
+  }
+  interface FastifyRequest {
+    apiKeyId: number
+    /** The storage's change counters, read once at the start of an authenticated request. */
+    versions: Versions
+  }
+}
+
+export interface AuthOptions {
+  keys: KeysService
+  /** Where the change counters are read, once per request (the keys' own counter among them). */
+  cache: FreshCache
+}
+
+/**
+ * Bearer authentication (app.authenticate), with the request fields it fills in. It runs before the
+ * body is read or validated: an unauthenticated bad request is a 401, not a 400 or 404.
+ * It reads the change counters first (one database round trip), which both the key check and the
+ * handlers' caches use. With rate limits, a request whose token this process has not verified
+ * before is counted per client address before anything reaches the database, so a flood of guessed
+ * keys is throttled without a lookup; a verified key is then counted per key. A remembered key that
+ * fails (revoked since) is counted per address after all: every bad key costs its sender a count.
+ * The limits are the rate-limits plugin's (hence the dependency).
+ */
+export const auth = fp<AuthOptions>(
+  async (app, { keys, cache }) => {
+    app.decorateRequest('apiKeyId', 0)
+    app.decorateRequest('versions', null as unknown as Versions)
+    const limits = app.rateLimits
+    const perAddress = limits?.enabled('per-address') ? limits : undefined
+    const perKey = limits?.enabled('per-key') ? limits : undefined
+    const authenticate: onRequestHookHandler = async (request, reply) => {
+      // What an authenticated request is answered is for its key alone, and current: no shared cache
+      // keeps it (a GET's representation relaxes this to `private, no-cache`, see representation.ts).
+      reply.header('cache-control', 'no-store')
+      const authorization = request.headers.authorization
+      const counted = perAddress !== undefined && !keys.wasVerified(authorization)
+      if (counted) await perAddress.count(reply, 'per-address', addressPartition(request.ip))
+      request.versions = await cache.versions()
+      try {
+        request.apiKeyId = await keys.authenticate(authorization, request.versions.keys)
+      } catch (error) {
+        if (perAddress && !counted && error instanceof UnauthorizedError)
+          await perAddress.count(reply, 'per-address', addressPartition(request.ip))
+        throw error
+      }
+      if (perKey) await perKey.count(reply, 'per-key', String(request.apiKeyId))
+    }
+    app.decorate('authenticate', authenticate)
+  },
+  { name: 'petstore-auth', dependencies: ['petstore-errors', 'petstore-rate-limits'] },
+)
+
+/** Who a write is recorded as made by, in the ledger: the request's key and id. */
+export function requestActor(request: FastifyRequest): Actor {
+  return { keyId: request.apiKeyId, requestId: request.id }
+}

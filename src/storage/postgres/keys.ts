@@ -1,0 +1,55 @@
+import type { ApiKey, KeyStore } from '../storage.js'
+import type { PostgresConnection } from './connection.js'
+import { type KeyRow, toKey } from './rows.js'
+
+export function postgresKeys(db: PostgresConnection): KeyStore {
+  return {
+    async findActiveKey(hash: Buffer) {
+      const rows = await db.query<{ id: number; hash: Buffer }>(
+        'SELECT id, key_hash AS hash FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
+        [hash],
+      )
+      return rows[0]
+    },
+
+    async touchKey(id: number, at: string): Promise<void> {
+      await db.query('UPDATE api_keys SET last_used_at = $1 WHERE id = $2', [at, id])
+    },
+
+    /** Conflicts on the active name index only: the loser of a race waits for the winner's commit, then learns the name is taken. */
+    async createKey(name: string, hash: Buffer, at: string): Promise<ApiKey | undefined> {
+      const rows = await db.query<KeyRow>(
+        `INSERT INTO api_keys (name, key_hash, created_at) VALUES ($1, $2, $3)
+       ON CONFLICT (name) WHERE revoked_at IS NULL DO NOTHING RETURNING *`,
+        [name, hash, at],
+      )
+      return rows[0] && toKey(rows[0])
+    },
+
+    /**
+     * Two processes on a fresh database both see no key; both then insert the same name, so the second
+     * waits on the first's index entry and, once it commits, inserts nothing.
+     */
+    async createFirstKey(name: string, hash: Buffer, at: string): Promise<ApiKey | undefined> {
+      const rows = await db.query<KeyRow>(
+        `INSERT INTO api_keys (name, key_hash, created_at)
+       SELECT $1, $2, $3 WHERE NOT EXISTS (SELECT 1 FROM api_keys)
+       ON CONFLICT (name) WHERE revoked_at IS NULL DO NOTHING RETURNING *`,
+        [name, hash, at],
+      )
+      return rows[0] && toKey(rows[0])
+    },
+
+    async listKeys(): Promise<ApiKey[]> {
+      return (await db.query<KeyRow>('SELECT * FROM api_keys ORDER BY id')).map(toKey)
+    },
+
+    async revokeKey(nameOrId: string | number, at: string): Promise<ApiKey | undefined> {
+      const rows =
+        typeof nameOrId === 'number'
+          ? await db.query<KeyRow>('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING *', [at, nameOrId])
+          : await db.query<KeyRow>('UPDATE api_keys SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL RETURNING *', [at, nameOrId])
+      return rows[0] && toKey(rows[0])
+    },
+  }
+}

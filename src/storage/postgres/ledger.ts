@@ -1,0 +1,89 @@
+import type { InventoryChange } from '../../domain.js'
+import type { ChangeQuery, LedgerReads } from '../storage.js'
+import type { PostgresConnection, Run } from './connection.js'
+import { type ChangeRow, toChange } from './rows.js'
+
+/*
+ * The ledger, inventory_changes: its reads, and every row the TypeScript side writes to it (the
+ * set_inventory_quantities function of migration 004 writes those of plain PATCH batches). Writers
+ * hold the inventory_version lock (lockInventory) and give seqs out from its last_change counter.
+ */
+
+const CHANGE_COLUMNS =
+  'seq::text AS seq, pet_id::text AS pet_id, previous_quantity, quantity, reason, order_id::text AS order_id, key_id, request_id, at'
+
+export function postgresLedger(db: PostgresConnection): LedgerReads {
+  return {
+    async listChanges({ after, through, limit, petId, newestFirst = false }: ChangeQuery): Promise<InventoryChange[]> {
+      const rows = await db.query<ChangeRow>(
+        `SELECT ${CHANGE_COLUMNS} FROM inventory_changes
+       WHERE seq > $1 AND ($2::bigint IS NULL OR seq <= $2) AND ($3::bigint IS NULL OR pet_id = $3)
+       ORDER BY inventory_changes.seq ${newestFirst ? 'DESC' : ''} LIMIT $4`,
+        [String(after), through === undefined ? null : String(through), petId === undefined ? null : String(petId), limit],
+      )
+      return rows.map(toChange)
+    },
+
+    async lastChangeSeq(): Promise<bigint> {
+      const [row] = await db.query<{ last: string }>('SELECT last_change::text AS last FROM inventory_version')
+      return BigInt(row!.last)
+    },
+  }
+}
+
+/** The parameter type of each column of an inserted ledger row, seq to request_id. */
+const CHANGE_ARRAYS = ['bigint', 'bigint', 'integer', 'integer', 'text', 'bigint', 'integer', 'text']
+
+/**
+ * A stock batch's ledger rows, as the INSERT of one data-modifying CTE inside the batch's single
+ * statement (stock.ts writes the whole plan in one round trip): its arrays are the parameters from
+ * `$first` on, in `values`' order, and `$at` is the batch's time.
+ */
+export function insertPlanChanges(changes: InventoryChange[], first: number, at: number): { sql: string; values: unknown[] } {
+  const arrays = CHANGE_ARRAYS.map((type, i) => `$${first + i}::${type}[]`).join(', ')
+  return {
+    sql: `INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, order_id, key_id, request_id, at)
+         SELECT v.*, $${at} FROM unnest(${arrays}) AS v`,
+    values: [
+      changes.map((c) => String(c.seq)),
+      changes.map((c) => String(c.petId)),
+      changes.map((c) => c.previousQuantity),
+      changes.map((c) => c.quantity),
+      changes.map((c) => c.reason),
+      changes.map((c) => (c.orderId === null ? null : String(c.orderId))),
+      changes.map((c) => c.keyId),
+      changes.map((c) => c.requestId),
+    ],
+  }
+}
+
+/**
+ * An inventory import's ledger rows: one per record staged in import_staging (imports.ts), seqs after
+ * `lastChange` in file order, each entry's current quantity as the previous one (so it runs before
+ * the entries are written); then the counter moves past them.
+ */
+export async function logInventoryImport(run: Run, lastChange: bigint, count: number): Promise<void> {
+  await run(
+    `INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, at)
+         SELECT $1::bigint + row_number() OVER (ORDER BY s.position), s.pet_id, i.quantity, s.quantity, 'import', $2
+         FROM import_staging AS s LEFT JOIN inventory AS i USING (pet_id)`,
+    [String(lastChange), new Date()],
+  )
+  await run('UPDATE inventory_version SET last_change = last_change + $1', [count])
+}
+
+/**
+ * A pets import's ledger rows: one per entry the import is about to create with quantity 0 (a staged
+ * pet with a status and no entry yet), reason import, in file order after `lastChange`.
+ */
+export async function logPetsImportEntries(run: Run, lastChange: bigint): Promise<void> {
+  await run(
+    `WITH logged AS (
+         INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, at)
+         SELECT $1::bigint + row_number() OVER (ORDER BY s.position), s.id, NULL, 0, 'import', $2 FROM pets_staging AS s
+         WHERE s.status IS NOT NULL AND NOT EXISTS (SELECT 1 FROM inventory AS i WHERE i.pet_id = s.id)
+         RETURNING 1)
+       UPDATE inventory_version SET last_change = last_change + (SELECT count(*) FROM logged)`,
+    [String(lastChange), new Date()],
+  )
+}

@@ -1,0 +1,25 @@
+import type { Order } from '../../domain.js'
+import type { OrderQuery, OrderReads } from '../storage.js'
+import type { PostgresConnection } from './connection.js'
+import { type OrderRow, toOrder } from './rows.js'
+
+/** An order's columns as OrderRow reads them (stock.ts reads a batch's orders with them too). */
+export const ORDER_COLUMNS = 'id::text AS id, pet_id::text AS pet_id, quantity, status, placed_at, updated_at'
+
+export function postgresOrders(db: PostgresConnection): OrderReads {
+  return {
+    async getOrder(orderId: bigint): Promise<Order | undefined> {
+      const rows = await db.query<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = $1`, [String(orderId)])
+      return rows[0] && toOrder(rows[0])
+    },
+
+    async listOrders({ after, limit, status }: OrderQuery): Promise<Order[]> {
+      const rows = await db.query<OrderRow>(
+        // Ordered by the column, not by the text alias the select list gives it.
+        `SELECT ${ORDER_COLUMNS} FROM orders WHERE id > $1 AND ($2::text IS NULL OR status = $2) ORDER BY orders.id LIMIT $3`,
+        [String(after), status ?? null, limit],
+      )
+      return rows.map(toOrder)
+    },
+  }
+}

@@ -1,0 +1,123 @@
+import type { ChangeReason, DeprecatedCalls, InventoryChange, InventoryItem, Order, OrderStatus, PetStatus } from '../../domain.js'
+import { claimKey, placementOf, type StoredClaim } from '../../stock/claims.js'
+import type { Placement } from '../../stock/writes.js'
+import type { ApiKey } from '../storage.js'
+
+/*
+ * Rows as the PostgreSQL backend selects them, and their domain shapes. int64 columns arrive as
+ * strings, read back exactly with BigInt.
+ */
+
+export interface KeyRow {
+  id: number
+  name: string
+  created_at: Date
+  last_used_at: Date | null
+  revoked_at: Date | null
+}
+
+export interface OrderRow {
+  id: string
+  pet_id: string
+  quantity: number
+  status: OrderStatus
+  placed_at: Date
+  updated_at: Date
+}
+
+export interface ChangeRow {
+  seq: string
+  pet_id: string
+  previous_quantity: number | null
+  quantity: number
+  reason: ChangeReason
+  order_id: string | null
+  key_id: number | null
+  request_id: string | null
+  at: Date
+}
+
+export interface ItemRow {
+  pet_id: string
+  quantity: number
+  status: PetStatus
+}
+
+/** An Idempotency-Key claim, with the order it placed joined in (null when it placed none). */
+export interface ClaimRow {
+  key_id: number
+  idempotency_key: string
+  fingerprint: string
+  outcome: Placement['outcome']
+  order_id: string | null
+  available: number | null
+  pet_id: string | null
+  quantity: number | null
+  placed_at: Date | null
+}
+
+export interface DeprecatedCallsRow {
+  key_id: number
+  name: string
+  calls: string
+  first_call: Date
+  last_call: Date
+}
+
+export const toOrder = (r: OrderRow): Order => ({
+  id: BigInt(r.id),
+  petId: BigInt(r.pet_id),
+  quantity: r.quantity,
+  status: r.status,
+  placedAt: r.placed_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
+})
+
+export const toChange = (r: ChangeRow): InventoryChange => ({
+  seq: BigInt(r.seq),
+  petId: BigInt(r.pet_id),
+  previousQuantity: r.previous_quantity,
+  quantity: r.quantity,
+  reason: r.reason,
+  orderId: r.order_id === null ? null : BigInt(r.order_id),
+  keyId: r.key_id,
+  requestId: r.request_id,
+  at: r.at.toISOString(),
+})
+
+export const toKey = (row: KeyRow): ApiKey => ({
+  id: row.id,
+  name: row.name,
+  createdAt: row.created_at.toISOString(),
+  lastUsedAt: row.last_used_at?.toISOString() ?? null,
+  revokedAt: row.revoked_at?.toISOString() ?? null,
+})
+
+export const toItem = (r: ItemRow): InventoryItem => ({ petId: BigInt(r.pet_id), quantity: r.quantity, status: r.status })
+
+/** A claim with its key in the batch's claims map (claimKey). */
+export const toClaim = (r: ClaimRow): [string, StoredClaim] => {
+  const placement = placementOf({
+    outcome: r.outcome,
+    orderId: r.order_id === null ? null : BigInt(r.order_id),
+    available: r.available,
+    order: r.pet_id === null ? undefined : { petId: BigInt(r.pet_id), quantity: r.quantity!, placedAt: r.placed_at!.toISOString() },
+  })
+  return [
+    claimKey(r.key_id, r.idempotency_key),
+    {
+      keyId: r.key_id,
+      key: r.idempotency_key,
+      fingerprint: r.fingerprint,
+      placement,
+    },
+  ]
+}
+
+export const toDeprecatedCalls = (r: DeprecatedCallsRow): DeprecatedCalls & { name: string } => ({
+  keyId: r.key_id,
+  name: r.name,
+  calls: Number(r.calls),
+  firstCall: r.first_call.toISOString(),
+  lastCall: r.last_call.toISOString(),
+})

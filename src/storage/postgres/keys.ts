@@ -2,6 +2,9 @@ import type { ApiKey, KeyStore } from '../storage.js'
 import type { PostgresConnection } from './connection.js'
 import { type KeyRow, toKey } from './rows.js'
 
+/** The advisory lock the creation of the first key takes (an arbitrary constant, unique in this schema). */
+const FIRST_KEY_LOCK = 7_265_001
+
 export function postgresKeys(db: PostgresConnection): KeyStore {
   return {
     async findActiveKey(hash: Buffer) {
@@ -27,16 +30,20 @@ export function postgresKeys(db: PostgresConnection): KeyStore {
     },
 
     /**
-     * Two processes on a fresh database both see no key; both then insert the same name, so the second
-     * waits on the first's index entry and, once it commits, inserts nothing.
+     * Racing callers are serialised by a transaction-level advisory lock, and the check that no key
+     * exists runs after it, in a statement of its own: under READ COMMITTED each statement sees what
+     * committed before it began, so the second caller sees the first one's key, whatever its name.
      */
     async createFirstKey(name: string, hash: Buffer, at: string): Promise<ApiKey | undefined> {
-      const rows = await db.query<KeyRow>(
-        `INSERT INTO api_keys (name, key_hash, created_at)
-       SELECT $1, $2, $3 WHERE NOT EXISTS (SELECT 1 FROM api_keys)
-       ON CONFLICT (name) WHERE revoked_at IS NULL DO NOTHING RETURNING *`,
-        [name, hash, at],
-      )
+      const rows = await db.transaction(Date.now() + db.timeoutMs, async (run) => {
+        await run('SELECT pg_advisory_xact_lock($1)', [FIRST_KEY_LOCK])
+        return run<KeyRow>(
+          `INSERT INTO api_keys (name, key_hash, created_at)
+         SELECT $1, $2, $3 WHERE NOT EXISTS (SELECT 1 FROM api_keys)
+         ON CONFLICT (name) WHERE revoked_at IS NULL DO NOTHING RETURNING *`,
+          [name, hash, at],
+        )
+      })
       return rows[0] && toKey(rows[0])
     },
 

@@ -45,6 +45,22 @@ for (const backend of BACKENDS) {
       ])
     })
 
+    // The backends disagree: SQLite adds both; PostgreSQL's one upsert statement refuses the call.
+    // Latent today: the counter (src/pets/deprecated-calls.ts) flushes one entry per key.
+    const sameKeyTwice =
+      backend.name === 'postgres'
+        ? 'finding: on PostgreSQL the call fails with "ON CONFLICT DO UPDATE command cannot affect row a second time" and adds nothing'
+        : false
+    test('When one call holds the same key twice, then both counts are added', { todo: sameKeyTwice }, async () => {
+      const { storage } = fixture
+      const { a } = await keys()
+      await storage.addDeprecatedCalls([
+        { keyId: a, calls: 2, firstCall: t(12), lastCall: t(13) },
+        { keyId: a, calls: 3, firstCall: t(11), lastCall: t(14) },
+      ])
+      assert.deepEqual(await storage.listDeprecatedCalls(), [{ keyId: a, name: 'alpha', calls: 5, firstCall: t(11), lastCall: t(14) }])
+    })
+
     test('When two storages on the same database add counts, then both add up', async () => {
       const { storage } = fixture
       const { a } = await keys()

@@ -1,8 +1,10 @@
 // The backends the storage contract suites run against, and fresh storages on fresh databases for them.
+import { randomBytes } from 'node:crypto'
 import { after, afterEach, before, beforeEach } from 'node:test'
+import pg from 'pg'
 import { openStorage } from '../../src/storage/open-storage.js'
 import type { Storage, StorageObserver } from '../../src/storage/storage.js'
-import { postgresDatabase, postgresUnavailable, sqliteDatabase, type TestDatabase } from '../databases.js'
+import { POSTGRES_ADMIN_URL, postgresDatabase, postgresUnavailable, sqliteDatabase, type TestDatabase } from '../databases.js'
 
 export interface StorageBackend {
   name: 'sqlite' | 'postgres'
@@ -11,12 +13,53 @@ export interface StorageBackend {
 
 const postgresReason = await postgresUnavailable()
 
+async function admin<T>(body: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL })
+  await client.connect()
+  try {
+    return await body(client)
+  } finally {
+    await client.end()
+  }
+}
+
+/** This process's migrated PostgreSQL database, copied for each fresh one: a copy is several times faster than creating and migrating. */
+let template: Promise<TestDatabase> | undefined
+/** Drops still running: a test does not wait for its database to go, the file does, at its end. */
+const drops: Promise<unknown>[] = []
+
+/** A fresh PostgreSQL database, already migrated (a copy of this process's template), dropped afterwards. */
+async function postgresCopy(): Promise<TestDatabase> {
+  template ??= (async () => {
+    const database = await postgresDatabase()
+    await (await openOn(database)).close()
+    return database
+  })()
+  const source = new URL((await template).url)
+  const name = `${source.pathname.slice(1)}_${randomBytes(3).toString('hex')}`
+  await admin((client) => client.query(`CREATE DATABASE ${name} TEMPLATE ${source.pathname.slice(1)}`))
+  const url = new URL(source)
+  url.pathname = `/${name}`
+  return {
+    name: 'postgres',
+    url: url.toString(),
+    drop: async () => {
+      drops.push(admin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)))
+    },
+  }
+}
+
+after(async () => {
+  await Promise.all(drops)
+  if (template) await (await template).drop()
+})
+
 /**
  * SQLite always; PostgreSQL when a server is reachable. Under CI a missing PostgreSQL is not skipped:
  * its backend stays in the list and every one of its tests fails, saying why.
  */
 export const BACKENDS: StorageBackend[] = [{ name: 'sqlite', create: async () => sqliteDatabase() }]
-if (postgresReason === undefined) BACKENDS.push({ name: 'postgres', create: postgresDatabase })
+if (postgresReason === undefined) BACKENDS.push({ name: 'postgres', create: postgresCopy })
 else if (process.env.CI) {
   BACKENDS.push({
     name: 'postgres',

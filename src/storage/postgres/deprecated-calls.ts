@@ -7,12 +7,14 @@ export function postgresDeprecatedCalls(db: PostgresConnection): DeprecatedCallS
   return {
     /**
      * One statement. Rows are upserted in key order, so two instances flushing at once lock the same
-     * rows in the same order and never deadlock.
+     * rows in the same order and never deadlock; counts of one key given twice are summed first (an
+     * upsert may not touch a row twice).
      */
     async addDeprecatedCalls(calls: DeprecatedCalls[]): Promise<void> {
       await db.query(
         `INSERT INTO deprecated_calls (key_id, calls, first_call, last_call)
-       SELECT * FROM unnest($1::integer[], $2::bigint[], $3::timestamptz[], $4::timestamptz[]) ORDER BY 1
+       SELECT k, sum(n), min(f), max(l) FROM unnest($1::integer[], $2::bigint[], $3::timestamptz[], $4::timestamptz[]) AS c(k, n, f, l)
+       GROUP BY k ORDER BY k
        ON CONFLICT (key_id) DO UPDATE SET calls = deprecated_calls.calls + excluded.calls,
          first_call = least(deprecated_calls.first_call, excluded.first_call),
          last_call = greatest(deprecated_calls.last_call, excluded.last_call)`,

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
-import { BACKENDS, createKey, useSuite } from '../support/helpers.js'
+import { useAppSuite } from '../support/app.js'
+import { BACKENDS, createKey } from '../support/helpers.js'
 
 for (const backend of BACKENDS) {
   describe(`authentication (${backend.name})`, () => {
-    const suite = useSuite(backend, { seed: [{ petId: 1, quantity: 5, status: 'available' }] })
+    const suite = useAppSuite(backend, { seed: [{ petId: 1, quantity: 5, status: 'available' }] })
     let revoked: string
 
     before(async () => {
@@ -84,7 +85,7 @@ for (const backend of BACKENDS) {
 
     test('When fetching the OpenAPI document or the docs page, then no key is needed', async () => {
       assert.equal((await suite.server.request('GET', '/v1/openapi.json')).status, 200)
-      const docs = await fetch(`${suite.server.baseUrl}/v1/docs`)
+      const docs = await suite.server.request('GET', '/v1/docs')
       assert.equal(docs.status, 200)
     })
   })

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { useAppSuite } from '../support/app.js'
 import { BACKENDS, startServer, useSuite, type Response, type TestServer } from '../support/helpers.js'
 
 const ABOVE_DOUBLE = 9007199254740993n
@@ -167,7 +168,7 @@ for (const backend of BACKENDS) {
   })
 
   describe(`REQUIRE_IF_MATCH=true (${backend.name})`, () => {
-    const suite = useSuite(backend, { env: { REQUIRE_IF_MATCH: 'true' }, seed: [{ petId: 1, quantity: 5, status: 'sold' }] })
+    const suite = useAppSuite(backend, { env: { REQUIRE_IF_MATCH: 'true' }, seed: [{ petId: 1, quantity: 5, status: 'sold' }] })
 
     test('When a PATCH has no If-Match, then 428 and nothing changes; with the current tag it applies', async () => {
       const res = await suite.server.request('PATCH', '/v1/inventory/1', { token: suite.token, body: { quantity: 6 } })

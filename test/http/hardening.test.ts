@@ -183,6 +183,13 @@ for (const backend of BACKENDS) {
 describe('what the service writes down and sends (sqlite)', () => {
   const suite = useSuite(sqlite, { seed: [{ petId: 1, quantity: 5, status: 'available' }] })
 
+  test('When a request carries X-Request-Id, then its log line carries it too', async () => {
+    const res = await suite.server.request('GET', '/v1/inventory', { token: suite.token, headers: { 'x-request-id': 'trace-abc-123' } })
+    assert.equal(res.status, 200)
+    const line = await suite.server.waitForLog((l) => l.reqId === 'trace-abc-123' && l.msg === 'request')
+    assert.equal(line.statusCode, 200)
+  })
+
   test('When a key is sent in the query string, then the request log has the route and the path, and no query value', async () => {
     const secret = `psk_${'Q'.repeat(43)}`
     const res = await suite.server.request('GET', `/v1/inventory/1?access_token=${secret}`, {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { BACKENDS, useSuite } from '../support/helpers.js'
+import { useAppSuite } from '../support/app.js'
+import { BACKENDS } from '../support/helpers.js'
 
 const INT64_MAX = 9223372036854775807n
 const INT64_MIN = -9223372036854775808n
@@ -24,7 +25,7 @@ for (const backend of BACKENDS) {
     ]
     const sorted = [...seedItems].sort((a, b) => (a.petId < b.petId ? -1 : a.petId > b.petId ? 1 : 0))
 
-    const suite = useSuite(backend, { seed: seedItems })
+    const suite = useAppSuite(backend, { seed: seedItems })
 
     const get = () => suite.server.request('GET', '/v1/inventory', { token: suite.token })
     const patch = (petId: string | bigint, body: unknown) =>
@@ -201,7 +202,8 @@ for (const backend of BACKENDS) {
       }
     })
 
-    test('When a request carries X-Request-Id, then the response and its log line carry it too', async () => {
+    // That its log line carries it too is in hardening.test.ts, which reads a real process's log.
+    test('When a request carries X-Request-Id, then the response carries it too, and a generated one otherwise', async () => {
       const res = await suite.server.request('GET', '/v1/inventory', {
         token: suite.token,
         headers: { 'x-request-id': 'trace-abc-123' },
@@ -209,8 +211,6 @@ for (const backend of BACKENDS) {
       assert.equal(res.headers.get('x-request-id'), 'trace-abc-123')
       const generated = await get()
       assert.match(generated.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/)
-      const line = await suite.server.waitForLog((l) => l.reqId === 'trace-abc-123' && l.msg === 'request')
-      assert.equal(line.statusCode, 200)
     })
 
     test('When probed, then /healthz and /readyz answer 200 without a key', async () => {

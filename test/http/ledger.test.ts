@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
-import { BACKENDS, useSuite, type Response } from '../support/helpers.js'
+import { useAppSuite } from '../support/app.js'
+import { BACKENDS, type Response } from '../support/helpers.js'
 import {
   assertChangeShape,
   assertError,
@@ -21,7 +22,7 @@ const ABOVE_DOUBLE = 9007199254740993n
 
 for (const backend of BACKENDS) {
   describe(`ledger rows of PATCH and import (${backend.name})`, () => {
-    const suite = useSuite(backend)
+    const suite = useAppSuite(backend)
     let keyId: number
     before(async () => {
       keyId = await keyIdOf(suite.server, 'suite')
@@ -188,7 +189,7 @@ for (const backend of BACKENDS) {
   })
 
   describe(`ledger paging (${backend.name})`, () => {
-    const suite = useSuite(backend)
+    const suite = useAppSuite(backend)
     let all: InventoryChange[]
     const PETS = 150
     before(async () => {
@@ -330,7 +331,7 @@ for (const backend of BACKENDS) {
   })
 
   describe(`ledger under concurrent PATCHes (${backend.name})`, () => {
-    const suite = useSuite(backend)
+    const suite = useAppSuite(backend)
     const PETS = [1, 2, 3]
     before(async () => {
       await importInventory(

@@ -7,6 +7,7 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { ERROR_CODES } from '../../src/errors.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite.storage.js'
+import { useAppSuite } from '../support/app.js'
 import { BACKENDS, useSuite, type TestServer } from '../support/helpers.js'
 
 const sqlite = BACKENDS.find((b) => b.name === 'sqlite')!
@@ -305,7 +306,7 @@ describe('OpenAPI document and docs page (sqlite)', () => {
 
 describe('OpenAPI servers (sqlite, custom base URLs)', () => {
   const env = { PRODUCTION_BASE_URL: 'https://api.petstore.test', STAGING_BASE_URL: 'https://staging.petstore.test/inventory' }
-  const suite = useSuite(sqlite, { env })
+  const suite = useAppSuite(sqlite, { env })
 
   test('When PRODUCTION_BASE_URL and STAGING_BASE_URL are set, then the servers list them, each ending in /v1', async () => {
     const doc = JSON.parse((await suite.server.request('GET', '/v1/openapi.json')).text)

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
-import { BACKENDS, createKey, useSuite } from '../support/helpers.js'
+import { useAppSuite } from '../support/app.js'
+import { BACKENDS, createKey } from '../support/helpers.js'
 import {
   assertError,
   assertOrderShape,
@@ -13,7 +14,6 @@ import {
   placeOrder,
   quantityOf,
   readAllOrders,
-  rawRequest,
   setOrderStatus,
   type Order,
 } from '../support/ledger-client.js'
@@ -26,7 +26,7 @@ const ALLOWED = new Set(['placed>approved', 'approved>delivered', 'placed>cancel
 
 for (const backend of BACKENDS) {
   describe(`store orders (${backend.name})`, () => {
-    const suite = useSuite(backend)
+    const suite = useAppSuite(backend)
     let keyId: number
     let otherToken: string
     let otherKeyId: number
@@ -316,18 +316,12 @@ for (const backend of BACKENDS) {
       ] as const) {
         test(`When the Idempotency-Key is ${label}, then 400 and nothing is placed`, async () => {
           const before = await snapshot([16])
-          // Raw bytes: fetch() refuses to send some of these values at all.
-          const body = '{"petId":16,"quantity":1}'
-          const res = await rawRequest(
-            suite.server,
-            [
-              'POST /v1/store/orders HTTP/1.1',
-              `Authorization: Bearer ${suite.token}`,
-              'Content-Type: application/json',
-              `Idempotency-Key: ${key}`,
-            ],
-            body,
-          )
+          // Injected: fetch() refuses to send some of these values at all.
+          const res = await suite.server.request('POST', '/v1/store/orders', {
+            token: suite.token,
+            body: { petId: 16, quantity: 1 },
+            headers: { 'idempotency-key': key },
+          })
           assert.equal(res.status, 400, res.text)
           assert.equal((JSON.parse(res.text) as { code: string }).code, 'invalid_request', res.text)
           assert.deepEqual(await snapshot([16]), before)
@@ -481,7 +475,7 @@ for (const backend of BACKENDS) {
   })
 
   describe(`listing orders (${backend.name})`, () => {
-    const suite = useSuite(backend)
+    const suite = useAppSuite(backend)
     let all: Order[]
     before(async () => {
       await importInventory(suite.server, [{ petId: 1, quantity: 1000 }])

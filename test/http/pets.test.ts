@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import { BACKENDS, inventoryFile, runCli, useSuite, type Response } from '../support/helpers.js'
+import { useAppSuite } from '../support/app.js'
+import { BACKENDS, inventoryFile, runCli, type Response } from '../support/helpers.js'
 
 const INT64_MAX = 9223372036854775807n
 const INT64_MIN = -9223372036854775808n
@@ -39,7 +40,7 @@ const DOGGIE =
 
 for (const backend of BACKENDS) {
   describe(`the deprecated pet lookup before its sunset (${backend.name})`, () => {
-    const suite = useSuite(backend, {
+    const suite = useAppSuite(backend, {
       env: { PET_LOOKUP_DEPRECATED_AT: DEPRECATED_AT, PET_LOOKUP_SUNSET_AT: SUNSET_AT },
       seed: [{ petId: 7, quantity: 3, status: 'available' }],
     })
@@ -227,7 +228,7 @@ for (const backend of BACKENDS) {
   describe(`the deprecated pet lookup from its sunset (${backend.name})`, () => {
     const deprecatedAt = '2020-01-01T00:00:00Z'
     const sunsetAt = '2021-06-30T12:00:00Z'
-    const suite = useSuite(backend, {
+    const suite = useAppSuite(backend, {
       env: { PET_LOOKUP_DEPRECATED_AT: deprecatedAt, PET_LOOKUP_SUNSET_AT: sunsetAt },
       seed: [{ petId: 1, quantity: 1, status: 'available' }],
     })

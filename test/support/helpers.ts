@@ -73,6 +73,20 @@ export function parseExact(text: string): unknown {
   return parse(text, (key, value) => (isLosslessNumber(value) ? (key === 'petId' ? BigInt(value.value) : Number(value.value)) : value))
 }
 
+export interface RequestOptions {
+  token?: string
+  body?: unknown
+  rawBody?: string
+  headers?: Record<string, string>
+}
+
+/** What a test asks of the service, whether a real process (TestServer) or in-process (TestApp in app.ts). */
+export interface Served {
+  readonly env: Record<string, string>
+  request(method: string, path: string, options?: RequestOptions): Promise<Response>
+  cli(args: string[]): Promise<CliResult>
+}
+
 export type LogLine = Record<string, unknown>
 
 /** Resolves with `promise`'s value, or rejects naming `what` after `ms`. */
@@ -89,7 +103,7 @@ export async function within<T>(promise: Promise<T>, ms: number, what: string): 
 }
 
 /** A `petstore serve` process: its JSON log lines and stderr as they arrive, and HTTP to it. */
-export class TestServer {
+export class TestServer implements Served {
   readonly stdoutLines: string[] = []
   stderr = ''
   baseUrl = ''
@@ -165,11 +179,7 @@ export class TestServer {
     })
   }
 
-  async request(
-    method: string,
-    path: string,
-    options: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
-  ): Promise<Response> {
+  async request(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
     const headers: Record<string, string> = { ...options.headers }
     if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
     let body: string | undefined = options.rawBody

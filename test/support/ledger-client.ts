@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Response, TestServer } from './helpers.js'
+import type { Response, Served, TestServer } from './helpers.js'
 
 export interface InventoryChange {
   seq: number
@@ -101,7 +101,7 @@ export function nextLink(res: Response, path: string, filter?: string): { after:
   return filter ? { after: m[1]!, limit: m[2]!, filter: m[3]! } : { after: m[1]!, limit: m[2]! }
 }
 
-export async function getChanges(server: TestServer, token: string, query = ''): Promise<Response> {
+export async function getChanges(server: Served, token: string, query = ''): Promise<Response> {
   return server.request('GET', `/v1/inventory/changes${query ? `?${query}` : ''}`, { token })
 }
 
@@ -111,7 +111,7 @@ export async function getChanges(server: TestServer, token: string, query = ''):
  * pointing after the page's last row with the same limit (and petId).
  */
 export async function readAllChanges(
-  server: TestServer | (() => TestServer),
+  server: Served | (() => Served),
   token: string,
   options: { petId?: bigint; limit?: number; after?: number } = {},
 ): Promise<InventoryChange[]> {
@@ -145,17 +145,17 @@ export async function readAllChanges(
 }
 
 /** The seq of the newest ledger row (0 when there is none). */
-export async function lastSeq(server: TestServer, token: string): Promise<number> {
+export async function lastSeq(server: Served, token: string): Promise<number> {
   return (await readAllChanges(server, token)).at(-1)?.seq ?? 0
 }
 
 /** The rows written after `after`, all of them. */
-export function changesSince(server: TestServer, token: string, after: number, petId?: bigint): Promise<InventoryChange[]> {
+export function changesSince(server: Served, token: string, after: number, petId?: bigint): Promise<InventoryChange[]> {
   return readAllChanges(server, token, petId === undefined ? { after } : { after, petId })
 }
 
 /** The id `petstore keys list` shows for the active key with this name. */
-export async function keyIdOf(server: TestServer, name: string): Promise<number> {
+export async function keyIdOf(server: Served, name: string): Promise<number> {
   const result = await server.cli(['keys', 'list'])
   assert.equal(result.code, 0, result.stderr)
   const rows = result.stdout
@@ -170,7 +170,7 @@ export async function keyIdOf(server: TestServer, name: string): Promise<number>
 
 /** Writes a JSON inventory file and imports it with the real CLI (`petstore import inventory`). */
 export async function importInventory(
-  server: TestServer,
+  server: Served,
   items: { petId: bigint | number; quantity: number; status?: string }[],
 ): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-ledger-'))
@@ -183,19 +183,19 @@ export async function importInventory(
   assert.equal(result.code, 0, result.stderr)
 }
 
-export async function quantityOf(server: TestServer, token: string, petId: bigint | number): Promise<number | undefined> {
+export async function quantityOf(server: Served, token: string, petId: bigint | number): Promise<number | undefined> {
   const res = await server.request('GET', `/v1/inventory/${petId}`, { token })
   if (res.status === 404) return undefined
   assert.equal(res.status, 200, res.text)
   return res.body.quantity
 }
 
-export function placeOrder(server: TestServer, token: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+export function placeOrder(server: Served, token: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return server.request('POST', '/v1/store/orders', { token, body, headers })
 }
 
 export function setOrderStatus(
-  server: TestServer,
+  server: Served,
   token: string,
   id: number | string,
   status: string,
@@ -206,7 +206,7 @@ export function setOrderStatus(
 
 /** Reads every order (optionally of one status) by following Links, checking each page as readAllChanges does. */
 export async function readAllOrders(
-  server: TestServer,
+  server: Served,
   token: string,
   options: { status?: string; limit?: number; after?: number } = {},
 ): Promise<Order[]> {

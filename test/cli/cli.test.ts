@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url'
 import { after, before, describe, test } from 'node:test'
 import { loadConfig } from '../../src/config.js'
 import { openStorage } from '../../src/storage/open-storage.js'
-import { BACKENDS, createKey, inventoryFile, runCli, sqliteDatabase, useSuite } from '../support/helpers.js'
+import { useAppSuite } from '../support/app.js'
+import { BACKENDS, createKey, inventoryFile, runCli, sqliteDatabase } from '../support/helpers.js'
 
 const INT64_MAX = 9223372036854775807n
 const INT64_MIN = -9223372036854775808n
@@ -28,7 +29,7 @@ const ok = (result: { code: number | null; stderr: string }) => assert.equal(res
 
 for (const backend of BACKENDS) {
   describe(`petstore CLI beside a running server (${backend.name})`, () => {
-    const suite = useSuite(backend)
+    const suite = useAppSuite(backend)
     const issued: string[] = []
     before(() => issued.push(suite.token))
 

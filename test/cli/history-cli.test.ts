@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
-import { BACKENDS, parseExact, runCli, useSuite } from '../support/helpers.js'
+import { useAppSuite } from '../support/app.js'
+import { BACKENDS, parseExact, runCli } from '../support/helpers.js'
 import { importInventory, placeOrder, readAllChanges, setOrderStatus, type InventoryChange } from '../support/ledger-client.js'
 
 const ABOVE_DOUBLE = 9007199254740993n
@@ -13,7 +14,7 @@ const table = (rows: InventoryChange[]) => `${[HEADER, ...rows.map(line)].join('
 
 for (const backend of BACKENDS) {
   describe(`petstore history beside a running server (${backend.name})`, () => {
-    const suite = useSuite(backend)
+    const suite = useAppSuite(backend)
     const cli = (...args: string[]) => suite.server.cli(args)
     /** One pet's rows, newest first, as the API gives them. */
     const newestFirst = async (petId: bigint) => (await readAllChanges(suite.server, suite.token, { petId })).reverse()

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { useAppSuite } from '../support/app.js'
 import { BACKENDS, useSuite } from '../support/helpers.js'
 
 const PETS = 200
 
 for (const backend of BACKENDS) {
   describe(`concurrent writes (${backend.name})`, () => {
-    const suite = useSuite(backend, {
+    const suite = useAppSuite(backend, {
       seed: Array.from({ length: PETS }, (_, i) => ({ petId: i + 1, quantity: 0, status: 'available' })),
     })
 

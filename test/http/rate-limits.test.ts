@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { describe, test } from 'node:test'
-import { BACKENDS, createKey, seed, useResources, type Response, type TestServer } from '../support/helpers.js'
+import { startApp } from '../support/app.js'
+import { BACKENDS, createKey, seed, type Served, useResources, type Response } from '../support/helpers.js'
 import { scrape, startWithMetrics } from '../support/metrics-scrape.js'
 import { holdSqliteRecoveryLock } from '../support/sqlite-locks.js'
 import { TcpProxy } from '../support/tcp-proxy.js'
@@ -46,7 +47,7 @@ function item(header: string | null, policy: string): Record<'q' | 'w' | 'r' | '
   ) as Record<'q' | 'w' | 'r' | 't', number>
 }
 
-const get = (server: TestServer, token: string) => server.request('GET', '/v1/inventory/1', { token })
+const get = (server: Served, token: string) => server.request('GET', '/v1/inventory/1', { token })
 
 function assertLimited(res: Response, policy: string, quota: number, remaining: number) {
   assert.deepEqual(item(res.headers.get('ratelimit-policy'), policy), { q: quota, w: WINDOW_S })
@@ -93,16 +94,17 @@ describe('rate limits, counted in one process', () => {
     assert.equal(metrics.sum('http_requests_total', { status_code: '429' }), 3)
   })
 
-  test('When an address sends more unverified keys than RATE_LIMIT_PER_ADDRESS, then it gets 429 without the database being asked, and a verified key is counted per key only', async () => {
+  test('When an address sends more unverified keys than RATE_LIMIT_PER_ADDRESS, then it gets 429 without the database being asked, and a verified key is counted per key only', async (t) => {
     const database = await resources.database(sqlite)
     const token = await createKey(database.url, 'good')
     await seed(database.url, [{ petId: 1, quantity: 1, status: 'available' }])
-    const server = await resources.server(database.url, {
+    const server = await startApp(database.url, {
       ...WINDOW,
       RATE_LIMIT_PER_KEY: '100',
       RATE_LIMIT_PER_ADDRESS: '4',
       DB_TIMEOUT_MS: '3000',
     })
+    t.after(() => server.close())
     // Its first use is counted per address too, until this process has verified it.
     const firstUse = await get(server, token)
     assert.equal(firstUse.status, 200)
@@ -137,12 +139,14 @@ describe('rate limits, counted in one process', () => {
     assert.equal((await get(server, token)).status, 200)
   })
 
-  test('When TRUST_PROXY names the proxy, then addresses come from X-Forwarded-For; otherwise a forged one is ignored', async () => {
+  test('When TRUST_PROXY names the proxy, then addresses come from X-Forwarded-For; otherwise a forged one is ignored', async (t) => {
     const database = await resources.database(sqlite)
     const limited = { ...WINDOW, RATE_LIMIT_PER_KEY: '0', RATE_LIMIT_PER_ADDRESS: '1' }
-    const trusting = await resources.server(database.url, { ...limited, TRUST_PROXY: '127.0.0.1' })
-    const plain = await resources.server(database.url, limited)
-    const from = (server: TestServer, address: string) =>
+    // In-process requests come from 127.0.0.1, as the proxy's would.
+    const trusting = await startApp(database.url, { ...limited, TRUST_PROXY: '127.0.0.1' })
+    const plain = await startApp(database.url, limited)
+    t.after(() => Promise.all([trusting.close(), plain.close()]))
+    const from = (server: Served, address: string) =>
       server.request('GET', '/v1/inventory', { token: 'nope', headers: { 'x-forwarded-for': address } })
     assert.equal((await from(trusting, '203.0.113.1')).status, 401)
     assert.equal((await from(trusting, '203.0.113.2')).status, 401)

@@ -1,5 +1,5 @@
 // Database backends the service is benchmarked on. Each run gets a fresh, empty database.
-import { postgresDatabase, postgresUnavailable, sqliteDatabase } from '../test/databases.js'
+import { postgresDatabase, postgresUnavailable, sqliteDatabase } from '../test/support/databases.js'
 
 export interface BenchDatabase {
   /** Value for the service's DATABASE_URL. */

@@ -4,7 +4,7 @@ import { after, afterEach, before, beforeEach } from 'node:test'
 import pg from 'pg'
 import { openStorage } from '../../src/storage/open-storage.js'
 import type { Storage, StorageObserver } from '../../src/storage/storage.js'
-import { POSTGRES_ADMIN_URL, postgresDatabase, postgresUnavailable, sqliteDatabase, type TestDatabase } from '../databases.js'
+import { POSTGRES_ADMIN_URL, postgresDatabase, postgresUnavailable, sqliteDatabase, type TestDatabase } from '../support/databases.js'
 
 export interface StorageBackend {
   name: 'sqlite' | 'postgres'

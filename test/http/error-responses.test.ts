@@ -1,0 +1,312 @@
+import Database from 'better-sqlite3'
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import pg from 'pg'
+import { ERROR_CODES, codeForStatus, type ErrorCode } from '../../src/errors.js'
+import { BACKENDS, createKey, seed, useResources, type Response, type TestServer } from '../support/helpers.js'
+import { holdSqliteRecoveryLock } from '../support/sqlite-locks.js'
+import { TcpProxy } from '../support/tcp-proxy.js'
+
+/**
+ * Walks every error response the OpenAPI document declares, makes the service send it for real, and
+ * checks the status, the Error shape and the code. The phases run in order on one server: requests
+ * that need a healthy database, then the database unavailable, then the database broken; 429s come
+ * from a second server on the same database, whose rate limit allows one request per key, and 410s
+ * from a third, configured past the pet lookup's sunset. Every response of the deprecated pet lookup
+ * must carry its deprecation headers too.
+ */
+type Phase = 'healthy' | 'limited' | 'sunset' | 'unavailable' | 'broken'
+interface Trigger {
+  phase: Phase
+  send: (server: TestServer, token: string) => Promise<Response>
+  /** The code, where the status has several (the 409s of domain rules). */
+  code?: ErrorCode
+}
+
+const json = { 'content-type': 'application/json' }
+/** The limited server allows one request per key and window: the second is refused. */
+const twice = (send: () => Promise<Response>) => send().then(send)
+const anyTag = { 'if-match': '*' }
+const bigBody = (field: string) => `{"${field}":1,"p":"${'x'.repeat(70_000)}"}`
+const longId = '9'.repeat(9000)
+/** Pet 2 holds one unit: an order for it placed, then cancelled, leaves the stock as it was. */
+async function cancelledOrder(s: TestServer, token: string): Promise<string> {
+  const placed = await s.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 1 } })
+  assert.equal(placed.status, 201, placed.text)
+  const cancelled = await s.request('PATCH', `/v1/store/orders/${placed.body.id}`, { token, body: { status: 'cancelled' } })
+  assert.equal(cancelled.status, 200, cancelled.text)
+  return String(placed.body.id)
+}
+const TRIGGERS: Record<string, Record<number, Trigger>> = {
+  'GET /inventory': {
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/inventory') },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/inventory', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/inventory', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/inventory', { token }) },
+  },
+  'GET /inventory/{petId}': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/inventory/01', { token }) },
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/inventory/1') },
+    404: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/inventory/424242', { token }) },
+    414: { phase: 'healthy', send: (s, token) => s.request('GET', `/v1/inventory/${'9'.repeat(9000)}`, { token }) },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/inventory/1', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/inventory/1', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/inventory/1', { token }) },
+  },
+  'GET /pets/{petId}': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/pets/01', { token }) },
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/pets/1') },
+    404: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/pets/424242', { token }) },
+    410: { phase: 'sunset', send: (s, token) => s.request('GET', '/v1/pets/1', { token }) },
+    414: { phase: 'healthy', send: (s, token) => s.request('GET', `/v1/pets/${'9'.repeat(9000)}`, { token }) },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/pets/1', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/pets/1', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/pets/1', { token }) },
+  },
+  // The walk's server runs with REQUIRE_IF_MATCH=true, so that 428 can be provoked too.
+  'PATCH /inventory/{petId}': {
+    400: { phase: 'healthy', send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: -1 } }) },
+    401: { phase: 'healthy', send: (s) => s.request('PATCH', '/v1/inventory/1', { body: { quantity: 1 } }) },
+    404: {
+      phase: 'healthy',
+      send: (s, token) => s.request('PATCH', '/v1/inventory/424242', { token, body: { quantity: 1 }, headers: anyTag }),
+    },
+    412: {
+      phase: 'healthy',
+      send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 1 }, headers: { 'if-match': '"stale"' } }),
+    },
+    413: {
+      phase: 'healthy',
+      send: (s, token) =>
+        s.request('PATCH', '/v1/inventory/1', { token, rawBody: `{"quantity":1,"p":"${'x'.repeat(70_000)}"}`, headers: json }),
+    },
+    414: {
+      phase: 'healthy',
+      send: (s, token) => s.request('PATCH', `/v1/inventory/${'9'.repeat(9000)}`, { token, body: { quantity: 1 } }),
+    },
+    415: {
+      phase: 'healthy',
+      send: (s, token) =>
+        s.request('PATCH', '/v1/inventory/1', { token, rawBody: 'quantity=1', headers: { 'content-type': 'text/plain' } }),
+    },
+    428: { phase: 'healthy', send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 1 } }) },
+    429: {
+      phase: 'limited',
+      send: (s, token) => twice(() => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 5 } })),
+    },
+    500: {
+      phase: 'broken',
+      send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 2 }, headers: anyTag }),
+    },
+    503: {
+      phase: 'unavailable',
+      send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 3 }, headers: anyTag }),
+    },
+  },
+  'GET /inventory/changes': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/inventory/changes?limit=0', { token }) },
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/inventory/changes') },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/inventory/changes', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/inventory/changes', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/inventory/changes', { token }) },
+  },
+  'GET /store/orders': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/store/orders?status=lost', { token }) },
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/store/orders') },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/store/orders', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/store/orders', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/store/orders', { token }) },
+  },
+  'POST /store/orders': {
+    400: { phase: 'healthy', send: (s, token) => s.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 0 } }) },
+    401: { phase: 'healthy', send: (s) => s.request('POST', '/v1/store/orders', { body: { petId: 2, quantity: 1 } }) },
+    404: { phase: 'healthy', send: (s, token) => s.request('POST', '/v1/store/orders', { token, body: { petId: 424242, quantity: 1 } }) },
+    409: {
+      phase: 'healthy',
+      code: 'insufficient_stock',
+      send: (s, token) => s.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 1000 } }),
+    },
+    413: {
+      phase: 'healthy',
+      send: (s, token) => s.request('POST', '/v1/store/orders', { token, rawBody: bigBody('petId'), headers: json }),
+    },
+    415: {
+      phase: 'healthy',
+      send: (s, token) => s.request('POST', '/v1/store/orders', { token, rawBody: 'petId=2', headers: { 'content-type': 'text/plain' } }),
+    },
+    429: {
+      phase: 'limited',
+      send: (s, token) => twice(() => s.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 1000 } })),
+    },
+    500: { phase: 'broken', send: (s, token) => s.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 1 } }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 1 } }) },
+  },
+  'GET /store/orders/{orderId}': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/store/orders/x', { token }) },
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/store/orders/1') },
+    404: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/store/orders/424242', { token }) },
+    414: { phase: 'healthy', send: (s, token) => s.request('GET', `/v1/store/orders/${longId}`, { token }) },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/store/orders/1', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/store/orders/1', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/store/orders/1', { token }) },
+  },
+  'PATCH /store/orders/{orderId}': {
+    400: { phase: 'healthy', send: (s, token) => s.request('PATCH', '/v1/store/orders/1', { token, body: { status: 'lost' } }) },
+    401: { phase: 'healthy', send: (s) => s.request('PATCH', '/v1/store/orders/1', { body: { status: 'approved' } }) },
+    404: { phase: 'healthy', send: (s, token) => s.request('PATCH', '/v1/store/orders/424242', { token, body: { status: 'approved' } }) },
+    409: {
+      phase: 'healthy',
+      code: 'invalid_transition',
+      send: async (s, token) =>
+        s.request('PATCH', `/v1/store/orders/${await cancelledOrder(s, token)}`, { token, body: { status: 'approved' } }),
+    },
+    413: {
+      phase: 'healthy',
+      send: (s, token) => s.request('PATCH', '/v1/store/orders/1', { token, rawBody: bigBody('status'), headers: json }),
+    },
+    414: {
+      phase: 'healthy',
+      send: (s, token) => s.request('PATCH', `/v1/store/orders/${longId}`, { token, body: { status: 'approved' } }),
+    },
+    415: {
+      phase: 'healthy',
+      send: (s, token) =>
+        s.request('PATCH', '/v1/store/orders/1', { token, rawBody: 'status=approved', headers: { 'content-type': 'text/plain' } }),
+    },
+    429: {
+      phase: 'limited',
+      send: (s, token) => twice(() => s.request('PATCH', '/v1/store/orders/424242', { token, body: { status: 'approved' } })),
+    },
+    500: { phase: 'broken', send: (s, token) => s.request('PATCH', '/v1/store/orders/1', { token, body: { status: 'approved' } }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('PATCH', '/v1/store/orders/1', { token, body: { status: 'approved' } }) },
+  },
+}
+
+for (const backend of BACKENDS) {
+  describe(`every documented error response, sent for real (${backend.name})`, () => {
+    const resources = useResources()
+    let server: TestServer
+    let limitedServer: TestServer
+    let sunsetServer: TestServer
+    let token: string
+    let databaseUrl: string
+    let proxy: TcpProxy | undefined
+    let declared: { operation: string; status: number }[]
+
+    before(async () => {
+      const database = await resources.database(backend)
+      databaseUrl = database.url
+      token = await createKey(databaseUrl, 'errors')
+      await seed(databaseUrl, [
+        { petId: 1, quantity: 5, status: 'available' },
+        { petId: 2, quantity: 1, status: 'available' },
+      ])
+      let serverUrl = databaseUrl
+      if (backend.name === 'postgres') {
+        const direct = new URL(databaseUrl)
+        proxy = await TcpProxy.start({ host: direct.hostname, port: Number(direct.port || 5432) })
+        const proxied = new URL(databaseUrl)
+        proxied.port = String(proxy.port)
+        serverUrl = proxied.toString()
+      }
+      server = await resources.server(serverUrl, { DB_TIMEOUT_MS: '300', REQUIRE_IF_MATCH: 'true' })
+      limitedServer = await resources.server(databaseUrl, { RATE_LIMIT_PER_KEY: '1', RATE_LIMIT_WINDOW_S: '86400' })
+      sunsetServer = await resources.server(databaseUrl, {
+        PET_LOOKUP_DEPRECATED_AT: '2020-01-01T00:00:00Z',
+        PET_LOOKUP_SUNSET_AT: '2021-01-01T00:00:00Z',
+      })
+      const doc = (await server.request('GET', '/v1/openapi.json')).body
+      declared = Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>).flatMap(
+        ([path, operations]) =>
+          Object.entries(operations).flatMap(([method, operation]) =>
+            Object.keys(operation.responses)
+              .map(Number)
+              .filter((status) => status >= 400)
+              .map((status) => ({ operation: `${method.toUpperCase()} ${path}`, status })),
+          ),
+      )
+    })
+    after(() => proxy?.close())
+
+    test('When the document is read, then every declared error response has a trigger here, and every trigger is declared', () => {
+      const triggers = Object.entries(TRIGGERS).flatMap(([operation, byStatus]) =>
+        Object.keys(byStatus).map((status) => `${operation} ${status}`),
+      )
+      assert.deepEqual(declared.map((d) => `${d.operation} ${d.status}`).sort(), triggers.sort())
+    })
+
+    const walk = async (phase: Phase) => {
+      const sent = declared.filter((d) => TRIGGERS[d.operation]![d.status]!.phase === phase)
+      assert.ok(sent.length > 0)
+      for (const { operation, status } of sent) {
+        const trigger = TRIGGERS[operation]![status]!
+        const target = phase === 'limited' ? limitedServer : phase === 'sunset' ? sunsetServer : server
+        const res = await trigger.send(target, token)
+        const where = `${operation} → ${status}`
+        if (operation === 'GET /pets/{petId}') {
+          assert.match(res.headers.get('deprecation') ?? '', /^@\d+$/, where)
+          assert.match(res.headers.get('sunset') ?? '', /^\w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/, where)
+          assert.match(res.headers.get('link') ?? '', /rel="deprecation", .*rel="sunset"$/, where)
+        }
+        assert.equal(res.status, status, `${where}: ${res.text}`)
+        assert.match(res.headers.get('content-type') ?? '', /^application\/json/, where)
+        assert.deepEqual(Object.keys(res.body).sort(), ['code', 'message', 'status'], where)
+        assert.equal(res.body.status, status, where)
+        assert.equal(res.body.code, trigger.code ?? codeForStatus(status), where)
+        assert.equal(ERROR_CODES[res.body.code as keyof typeof ERROR_CODES], status, where)
+        assert.ok(typeof res.body.message === 'string' && res.body.message.length > 0, where)
+      }
+    }
+
+    test('When each declared response is provoked with a healthy database, then it has its status, the Error shape and its code', () =>
+      walk('healthy'))
+
+    test('When each declared 429 is provoked past a rate limit, then it has its status, the Error shape and its code', () =>
+      walk('limited'))
+
+    test('When each declared 410 is provoked past a sunset, then it has its status, the Error shape and its code', () => walk('sunset'))
+
+    test('When each declared response is provoked with the database unavailable, then the same holds, and the service recovers', async () => {
+      if (proxy) {
+        await proxy.cut()
+        try {
+          await walk('unavailable')
+        } finally {
+          await proxy.restore()
+        }
+      } else {
+        const lock = await holdSqliteRecoveryLock(databaseUrl.slice('sqlite:'.length))
+        try {
+          await walk('unavailable')
+        } finally {
+          await lock.release()
+        }
+      }
+      // Nothing was applied while it was unavailable.
+      const deadline = Date.now() + 10_000
+      let list: Response
+      do list = await server.request('GET', '/v1/inventory', { token })
+      while (list.status !== 200 && Date.now() < deadline)
+      assert.deepEqual(list.body, [
+        { petId: 1n, quantity: 5, status: 'available' },
+        { petId: 2n, quantity: 1, status: 'available' },
+      ])
+    })
+
+    test('When each declared response is provoked with the database broken, then the same holds and nothing internal shows', async () => {
+      if (backend.name === 'sqlite') {
+        const db = new Database(databaseUrl.slice('sqlite:'.length))
+        db.exec('DROP TABLE inventory; DROP TABLE orders; DROP TABLE inventory_changes')
+        db.close()
+      } else {
+        const client = new pg.Client({ connectionString: databaseUrl })
+        await client.connect()
+        await client.query('DROP TABLE inventory, orders, inventory_changes CASCADE')
+        // DROP fires no trigger: move the version as a write would, so the cached list is not served.
+        await client.query('UPDATE inventory_version SET version = version + 1')
+        await client.end()
+      }
+      await walk('broken')
+    })
+  })
+}

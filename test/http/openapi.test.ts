@@ -1,0 +1,358 @@
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { connect } from 'node:net'
+import { before, describe, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { ERROR_CODES } from '../../src/errors.js'
+import { SqliteStorage } from '../../src/storage/sqlite/sqlite.storage.js'
+import { useAppSuite } from '../support/app.js'
+import { BACKENDS, useSuite, type TestServer } from '../support/helpers.js'
+
+const sqlite = BACKENDS.find((b) => b.name === 'sqlite')!
+
+/** The committed contract; this file runs as dist/test/http/openapi.test.js. */
+const COMMITTED = fileURLToPath(new URL('../../../openapi.json', import.meta.url))
+const ERROR_REF = '#/components/schemas/Error'
+const normalise = (text: string) => JSON.stringify(JSON.parse(text), null, 2)
+
+/** Every path of the document, with its operations' ids by method. */
+const OPERATIONS: Record<string, Record<string, string>> = {
+  '/inventory': { get: 'listInventory' },
+  '/inventory/changes': { get: 'listInventoryChanges' },
+  '/inventory/{petId}': { get: 'getInventoryItem', patch: 'updateInventory' },
+  '/store/orders': { get: 'listOrders', post: 'placeOrder' },
+  '/pets/{petId}': { get: 'getPetById' },
+  '/store/orders/{orderId}': { get: 'getOrder', patch: 'updateOrder' },
+}
+const PATHS = Object.keys(OPERATIONS).sort()
+
+/** Sends raw bytes and returns the raw HTTP response, for requests fetch() refuses to make. */
+function rawRequest(server: TestServer, raw: string): Promise<string> {
+  const { hostname, port } = new URL(server.baseUrl)
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname)
+    let out = ''
+    socket.on('data', (d) => (out += d))
+    socket.on('error', reject)
+    socket.on('close', () => resolve(out))
+    socket.end(raw)
+  })
+}
+
+describe('OpenAPI document and docs page (sqlite)', () => {
+  // PUBLIC_BASE_URL is pinned to its default so the document is the default one.
+  const suite = useSuite(sqlite, { env: { PUBLIC_BASE_URL: loadConfig({}).publicBaseUrl } })
+  let server: TestServer
+  let doc: any
+  before(async () => {
+    server = suite.server
+    doc = JSON.parse((await server.request('GET', '/v1/openapi.json')).text)
+  })
+
+  test('When the document is fetched without a key or with a bad one, then it is served as OpenAPI 3.1 JSON', async () => {
+    for (const token of [undefined, 'psk_not-a-key']) {
+      const res = await server.request('GET', '/v1/openapi.json', { token })
+      assert.equal(res.status, 200)
+      assert.match(res.headers.get('content-type') ?? '', /^application\/json/)
+    }
+    assert.match(doc.openapi, /^3\.1\.\d+$/)
+    assert.equal(doc.info.version, '1.0.0')
+    assert.equal(doc.info.title, 'Petstore Inventory API')
+  })
+
+  test('When the document is fetched, then it equals the committed openapi.json', () => {
+    let committed: string
+    try {
+      committed = readFileSync(COMMITTED, 'utf8')
+    } catch {
+      assert.fail(`${COMMITTED} is missing: run \`npm run openapi\` and commit openapi.json`)
+    }
+    assert.equal(
+      normalise(JSON.stringify(doc)),
+      normalise(committed),
+      'openapi.json is out of date with the served document: run `npm run openapi` and commit openapi.json',
+    )
+  })
+
+  test('When the shared schemas are read, then InventoryItem, InventoryUpdate, PetStatus, Pet and Error are as documented', () => {
+    const { schemas } = doc.components
+    assert.deepEqual(Object.keys(schemas).sort(), [
+      'Category',
+      'ChangeReason',
+      'Error',
+      'InventoryChange',
+      'InventoryItem',
+      'InventoryUpdate',
+      'Order',
+      'OrderCreate',
+      'OrderStatus',
+      'OrderUpdate',
+      'Pet',
+      'PetStatus',
+      'Tag',
+    ])
+    assert.deepEqual([...schemas.Pet.required].sort(), ['id', 'name', 'photoUrls', 'tags'])
+    for (const [schema, field] of [
+      [schemas.Pet, 'id'],
+      [schemas.Category, 'id'],
+      [schemas.Tag, 'id'],
+    ]) {
+      assert.deepEqual([schema.properties[field].type, schema.properties[field].format], ['integer', 'int64'])
+    }
+    assert.equal(schemas.Pet.properties.status.$ref, '#/components/schemas/PetStatus')
+    assert.deepEqual(schemas.PetStatus.enum, ['available', 'pending', 'sold'])
+    assert.equal(schemas.InventoryItem.properties.petId.type, 'integer')
+    assert.equal(schemas.InventoryItem.properties.petId.format, 'int64')
+    assert.deepEqual([...schemas.InventoryItem.required].sort(), ['petId', 'quantity', 'status'])
+    assert.equal(schemas.InventoryItem.properties.status.$ref, '#/components/schemas/PetStatus')
+    assert.deepEqual(schemas.InventoryUpdate.required, ['quantity'])
+    assert.deepEqual([...schemas.Error.required].sort(), ['code', 'message', 'status'])
+    assert.deepEqual(schemas.Error.properties.code.enum, Object.keys(ERROR_CODES))
+  })
+
+  test('When every $ref is followed, then it points at a schema of the document', () => {
+    const refs = JSON.stringify(doc).match(/"\$ref":"[^"]*"/g) ?? []
+    assert.ok(refs.length > 0)
+    for (const ref of refs) {
+      const name = /"#\/components\/schemas\/([^"]+)"/.exec(ref)?.[1]
+      assert.ok(name && doc.components.schemas[name], ref)
+    }
+  })
+
+  test('When the operations are read, then they are exactly the documented ones, all secured by bearer auth', () => {
+    assert.deepEqual(Object.keys(doc.paths).sort(), PATHS)
+    for (const [path, ops] of Object.entries(OPERATIONS)) {
+      assert.deepEqual(Object.keys(doc.paths[path]).sort(), Object.keys(ops).sort(), path)
+      for (const [method, id] of Object.entries(ops)) assert.equal(doc.paths[path][method].operationId, id, `${method} ${path}`)
+    }
+    assert.ok(doc.security.length > 0)
+    for (const requirement of doc.security) {
+      for (const name of Object.keys(requirement)) {
+        const scheme = doc.components.securitySchemes[name]
+        assert.equal(scheme.type, 'http', name)
+        assert.equal(scheme.scheme.toLowerCase(), 'bearer', name)
+      }
+    }
+    for (const [path, ops] of Object.entries(OPERATIONS)) {
+      for (const method of Object.keys(ops)) {
+        const op = doc.paths[path][method]
+        assert.equal(op.security, undefined, `${op.operationId} must not override the global security`)
+        assert.equal(op.responses['401']?.content['application/json'].schema.$ref, ERROR_REF, `${op.operationId} 401`)
+      }
+    }
+  })
+
+  test('When placeOrder is read, then it is experimental, takes an optional Idempotency-Key and answers 201 with Location, 409 for conflicts', () => {
+    const post = doc.paths['/store/orders'].post
+    assert.equal(post['x-stability'], 'experimental')
+    assert.match(post.description, /experimental/i)
+    assert.equal(post.requestBody.content['application/json'].schema.$ref, '#/components/schemas/OrderCreate')
+    const key = post.parameters.find((p: any) => p.in === 'header' && p.name === 'idempotency-key')
+    assert.equal(key.required, false)
+    assert.equal(key.schema.pattern, '^[\\x20-\\x7e]{1,255}$')
+    assert.ok(post.responses['201'].headers.Location)
+    assert.ok(post.responses['201'].headers['Idempotent-Replayed'])
+    assert.match(post.responses['409'].description, /insufficient_stock/)
+    assert.match(post.responses['409'].description, /idempotency_key_reused/)
+    assert.match(doc.paths['/store/orders/{orderId}'].patch.responses['409'].description, /invalid_transition/)
+  })
+
+  test('When the paged listings are read, then they declare limit and after, and a Link header on their 200', () => {
+    for (const op of [doc.paths['/store/orders'].get, doc.paths['/inventory/changes'].get]) {
+      const query = Object.fromEntries(op.parameters.filter((p: any) => p.in === 'query').map((p: any) => [p.name, p.schema]))
+      assert.deepEqual([query.limit.minimum, query.limit.maximum, query.limit.default], [1, 1000, 100], op.operationId)
+      assert.equal(query.after.format, 'int64', op.operationId)
+      assert.ok(op.responses['200'].headers.Link, `${op.operationId} declares Link`)
+    }
+  })
+
+  test('When getPetById is read, then it is deprecated under the pets tag, and every response declares Deprecation, Sunset and Link', () => {
+    const op = doc.paths['/pets/{petId}'].get
+    assert.equal(op.deprecated, true)
+    assert.deepEqual(op.tags, ['pets'])
+    assert.ok(doc.tags.some((t: { name: string }) => t.name === 'pets'))
+    assert.match(op.description, /Deprecation/)
+    assert.match(op.description, /Sunset/)
+    assert.match(op.description, /410/)
+    assert.equal(op.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/Pet')
+    assert.deepEqual(Object.keys(op.responses).sort(), ['200', '400', '401', '404', '410', '414', '429', '500', '503'])
+    for (const [status, response] of Object.entries<any>(op.responses)) {
+      for (const header of ['Deprecation', 'Sunset', 'Link']) assert.ok(response.headers?.[header], `${status} ${header}`)
+    }
+    assert.equal(op.responses['410'].content['application/json'].schema.$ref, ERROR_REF)
+  })
+
+  test('When updateInventory is read, then it is marked experimental and documents its bodies and errors', () => {
+    const patch = doc.paths['/inventory/{petId}'].patch
+    assert.equal(patch['x-stability'], 'experimental')
+    assert.match(patch.description, /experimental/i)
+    assert.equal(patch.requestBody.content['application/json'].schema.$ref, '#/components/schemas/InventoryUpdate')
+    assert.deepEqual(
+      patch.parameters.map((p: any) => [p.in, p.name, p.required, p.schema.format]),
+      [
+        ['path', 'petId', true, 'int64'],
+        ['header', 'if-match', false, undefined],
+      ],
+    )
+    assert.equal(patch.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/InventoryItem')
+    for (const status of ['400', '401', '404', '412', '428']) {
+      assert.equal(patch.responses[status]?.content['application/json'].schema.$ref, ERROR_REF, status)
+    }
+    const get = doc.paths['/inventory'].get
+    assert.equal(get.responses['200'].content['application/json'].schema.items.$ref, '#/components/schemas/InventoryItem')
+    assert.equal(get.responses['401']?.content['application/json'].schema.$ref, ERROR_REF)
+  })
+
+  test('When the GETs and the PATCH are read, then they declare their ETag, and the GETs If-None-Match and a bodiless 304', () => {
+    const ops = [doc.paths['/inventory'].get, doc.paths['/inventory/{petId}'].get, doc.paths['/inventory/{petId}'].patch]
+    for (const op of ops) assert.ok(op.responses['200'].headers.ETag, `${op.operationId} 200 ETag`)
+    for (const op of ops.slice(0, 2)) {
+      const header = op.parameters.find((p: any) => p.in === 'header')
+      assert.deepEqual([header.name, header.required, header.schema.type], ['if-none-match', false, 'string'])
+      assert.ok(op.responses['304'].headers.ETag, `${op.operationId} 304 ETag`)
+      assert.equal(op.responses['304'].content, undefined, `${op.operationId} 304 has no body`)
+    }
+  })
+
+  test('When the docs page is opened without a key, then it is HTML whose assets all come from the service', async () => {
+    const res = await fetch(`${server.baseUrl}/v1/docs`, { redirect: 'follow' })
+    assert.equal(res.status, 200)
+    assert.match(res.headers.get('content-type') ?? '', /^text\/html/)
+    const html = await res.text()
+    const refs = [...html.matchAll(/<(script|img)\b[^>]*\ssrc\s*=\s*["']([^"']*)["']|<link\b[^>]*\shref\s*=\s*["']([^"']*)["']/gi)].map(
+      (m) => (m[2] ?? m[3])!,
+    )
+    assert.ok(
+      refs.some((r) => r.endsWith('.js')),
+      `the page loads scripts: ${refs.join(' ')}`,
+    )
+    const origin = new URL(server.baseUrl).origin
+    for (const ref of refs) {
+      assert.ok(!ref.startsWith('//'), `protocol-relative asset ${ref}`)
+      const url = new URL(ref, res.url)
+      assert.equal(url.origin, origin, `asset from another origin: ${ref}`)
+      const asset = await fetch(url)
+      assert.equal(asset.status, 200, ref)
+      await asset.arrayBuffer()
+    }
+  })
+
+  test('When the docs page is opened, then its Content-Security-Policy allows this origin only', async () => {
+    const res = await fetch(`${server.baseUrl}/v1/docs`)
+    await res.text()
+    const csp = res.headers.get('content-security-policy')
+    assert.ok(csp, 'a Content-Security-Policy header')
+    const directives = new Map(
+      csp
+        .split(';')
+        .map((d) => d.trim().split(/\s+/))
+        .filter((d) => d[0])
+        .map(([name, ...v]) => [name!, v]),
+    )
+    assert.ok(directives.has('default-src'), csp)
+    for (const [name, sources] of directives) {
+      for (const source of sources) {
+        assert.ok(/^'(self|none|unsafe-inline|unsafe-eval)'$|^(data|blob):$/.test(source), `${name} allows ${source}`)
+      }
+    }
+  })
+
+  test('When any request fails, then the response is application/json', async () => {
+    const token = suite.token
+    const cases: [string, string, Parameters<TestServer['request']>[2]][] = [
+      ['GET', '/v1/inventory', {}],
+      ['GET', '/v1/inventory', { token: 'psk_wrong' }],
+      ['GET', '/v1/inventory', { headers: { authorization: 'Basic dXNlcjpwYXNz' } }],
+      ['PATCH', '/v1/inventory/1', { body: { quantity: 1 } }],
+      ['PATCH', '/v1/inventory/abc', { token, body: { quantity: 1 } }],
+      ['PATCH', '/v1/inventory/1', { token, rawBody: '{"quantity":', headers: { 'content-type': 'application/json' } }],
+      ['PATCH', '/v1/inventory/1', { token, body: { quantity: -1 } }],
+      ['PATCH', '/v1/inventory/404', { token, body: { quantity: 1 } }],
+      ['PATCH', '/v1/inventory/1', { token, rawBody: 'x', headers: { 'content-type': 'text/plain' } }],
+      ['PATCH', '/v1/inventory/1', { token, rawBody: `{"q":"${'x'.repeat(70_000)}"}`, headers: { 'content-type': 'application/json' } }],
+      ['DELETE', '/v1/inventory', { token }],
+      ['GET', '/v1/nope', {}],
+      ['GET', '/v1/docs/static/nope.js', {}],
+      ['GET', '/v1/inventory/%zz', { token }],
+    ]
+    for (const [method, path, options] of cases) {
+      const res = await server.request(method, path, options)
+      assert.ok(res.status >= 400, `${method} ${path}: ${res.status}`)
+      assert.match(res.headers.get('content-type') ?? '', /^application\/json/, `${method} ${path}`)
+      assert.doesNotThrow(() => JSON.parse(res.text), `${method} ${path}`)
+    }
+    const raw = await rawRequest(server, 'PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n')
+    assert.match(raw, /^HTTP\/1\.1 400 .*\r\n(.*\r\n)*content-type: application\/json/i)
+  })
+
+  test('When the URL or the HTTP framing is malformed, then the body is still an Error object', async () => {
+    const res = await server.request('GET', '/v1/inventory/%zz')
+    assert.deepEqual(Object.keys(res.body ?? {}).sort(), ['code', 'message', 'status'])
+    const raw = await rawRequest(server, 'PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n')
+    assert.match(raw, /\{"code":"invalid_request",/)
+    assert.match(raw, /\r\nX-Request-Id: [0-9a-f-]{36}\r\n/i)
+  })
+
+  test('When the request headers are too large, then 431 with an Error body and a request id', async () => {
+    const raw = await rawRequest(server, `GET /v1/inventory HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(20_000)}\r\n\r\n`)
+    assert.match(raw, /^HTTP\/1\.1 431 /)
+    assert.match(raw, /\r\nX-Request-Id: [0-9a-f-]{36}\r\n/i)
+    const body = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))
+    assert.deepEqual(body, { code: 'headers_too_large', message: body.message, status: 431 })
+  })
+})
+
+describe('OpenAPI servers (sqlite, custom base URLs)', () => {
+  const env = { PRODUCTION_BASE_URL: 'https://api.petstore.test', STAGING_BASE_URL: 'https://staging.petstore.test/inventory' }
+  const suite = useAppSuite(sqlite, { env })
+
+  test('When PRODUCTION_BASE_URL and STAGING_BASE_URL are set, then the servers list them, each ending in /v1', async () => {
+    const doc = JSON.parse((await suite.server.request('GET', '/v1/openapi.json')).text)
+    assert.deepEqual(
+      doc.servers.find((s: any) => s.description === 'Production'),
+      { url: 'https://api.petstore.test/v1', description: 'Production' },
+    )
+    assert.deepEqual(
+      doc.servers.find((s: any) => s.description === 'Staging'),
+      { url: 'https://staging.petstore.test/inventory/v1', description: 'Staging' },
+    )
+    // "This server" is the relative /v1 unless PUBLIC_BASE_URL is set; the others are absolute.
+    assert.deepEqual(
+      doc.servers.map((s: any) => s.url),
+      ['/v1', 'https://api.petstore.test/v1', 'https://staging.petstore.test/inventory/v1'],
+    )
+    assert.deepEqual(Object.keys(doc.paths).sort(), PATHS)
+  })
+
+  test('When a base URL has a trailing slash or every base URL has a path, then the servers and paths still join to /v1/inventory', async () => {
+    for (const [urls, servers] of [
+      [
+        { PRODUCTION_BASE_URL: 'https://api.petstore.test/', STAGING_BASE_URL: 'https://staging.petstore.test/' },
+        ['/v1', 'https://api.petstore.test/v1', 'https://staging.petstore.test/v1'],
+      ],
+      [
+        {
+          PUBLIC_BASE_URL: 'https://api.petstore.test/api',
+          PRODUCTION_BASE_URL: 'https://api.petstore.test/api',
+          STAGING_BASE_URL: 'https://s.petstore.test/api',
+        },
+        // "This server" is Production's URL here, listed once.
+        ['https://api.petstore.test/api/v1', 'https://s.petstore.test/api/v1'],
+      ],
+    ] as const) {
+      const storage = new SqliteStorage(':memory:')
+      const app = await buildApp(loadConfig(urls), { storage, logger: false })
+      await app.ready()
+      const doc = app.swagger() as any
+      await app.close()
+      await storage.close()
+      assert.deepEqual(
+        doc.servers.map((s: any) => s.url),
+        servers,
+      )
+      assert.deepEqual(Object.keys(doc.paths).sort(), PATHS)
+    }
+  })
+})

@@ -10,7 +10,7 @@ import { SqliteStorage } from '../src/storage/sqlite/sqlite.storage.js'
 // This file runs as dist/scripts/write-openapi.js: the repository root is two levels up.
 const OUTPUT = fileURLToPath(new URL('../../openapi.json', import.meta.url))
 
-const storage = new SqliteStorage(':memory:')
+const storage = SqliteStorage.open(':memory:')
 try {
   const app = await buildApp(loadConfig({}), { storage, logger: false })
   try {

@@ -14,7 +14,7 @@ export async function openStorage(
   const { databaseUrl } = config
   try {
     if (databaseUrl.startsWith('sqlite:')) {
-      return new SqliteStorage(databaseUrl.slice('sqlite:'.length), {
+      return SqliteStorage.open(databaseUrl.slice('sqlite:'.length), {
         busyTimeoutMs: config.dbTimeoutMs,
         migrationTimeoutMs: config.dbMigrationTimeoutMs,
         observer,

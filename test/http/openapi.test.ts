@@ -342,7 +342,7 @@ describe('OpenAPI servers (sqlite, custom base URLs)', () => {
         ['https://api.petstore.test/api/v1', 'https://s.petstore.test/api/v1'],
       ],
     ] as const) {
-      const storage = new SqliteStorage(':memory:')
+      const storage = SqliteStorage.open(':memory:')
       const app = await buildApp(loadConfig(urls), { storage, logger: false })
       await app.ready()
       const doc = app.swagger() as any

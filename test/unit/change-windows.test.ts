@@ -25,7 +25,7 @@ async function* records(quantity: number): AsyncIterable<ImportRecord[]> {
 
 describe('reading one pet from the ledger in bounded windows (sqlite)', () => {
   before(async () => {
-    storage = new SqliteStorage(join(dir, 'p.db'))
+    storage = SqliteStorage.open(join(dir, 'p.db'))
     // One window per request here, to see the windows; the service reads up to CHANGE_SCAN.windows.
     inventory = new InventoryService(storage, { window: 10_000n, windows: 1 })
     await storage.importInventory(records(1))

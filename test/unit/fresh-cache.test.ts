@@ -14,7 +14,7 @@ describe('FreshCache: the per-request counter read', () => {
   let reads = 0
 
   before(async () => {
-    storage = new SqliteStorage(join(dir, 'petstore.db'))
+    storage = SqliteStorage.open(join(dir, 'petstore.db'))
     const versions = storage.versions.bind(storage)
     storage.versions = () => {
       reads++

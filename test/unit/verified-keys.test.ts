@@ -15,7 +15,7 @@ describe('remembered key verifications', () => {
   const tokens: Record<string, string> = {}
 
   before(async () => {
-    storage = new SqliteStorage(join(dir, 'petstore.db'))
+    storage = SqliteStorage.open(join(dir, 'petstore.db'))
     const setup = new KeysService(storage)
     for (const name of ['a', 'b', 'c']) tokens[name] = (await setup.create(name)).token
     const findActiveKey = storage.findActiveKey.bind(storage)

@@ -16,40 +16,38 @@ export interface SqliteStorageOptions extends SqliteOptions {
   observer?: StorageObserver | undefined
 }
 
-// The class's members come from the concept objects assigned in its constructor.
-export interface SqliteStorage extends Storage {}
+/** The SQLite backend: every port of Storage, one concept per file of this folder, on one connection (connection.ts). */
+export type SqliteStorage = Storage
 
-/** The SQLite backend: one file per concept in this folder, each implementing its port on one connection. */
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface names what Object.assign provides
-export class SqliteStorage {
-  readonly dialect = 'sqlite'
-  readonly migrationsApplied: string[]
-
-  constructor(path: string, options: SqliteStorageOptions = {}) {
+/*
+ * A value of the type's name, as the PostgreSQL backend has: the storage is a plain object of the
+ * concepts' functions, and the literal is checked against every port, so none can be left out.
+ */
+export const SqliteStorage = {
+  open(path: string, options: SqliteStorageOptions = {}): SqliteStorage {
     const conn = new SqliteConnection(path, options)
-    this.migrationsApplied = conn.migrationsApplied
-    const inventory = sqliteInventory(conn)
-    const stock = sqliteStock(conn, options.observer)
-    Object.assign(
-      this,
-      inventory,
-      stock,
-      sqliteLedger(conn),
-      sqliteOrders(conn),
-      sqliteImports(conn),
-      sqlitePets(conn),
-      sqliteKeys(conn),
-      sqliteDeprecatedCalls(conn),
-      {
-        async ping() {
-          await inventory.versions()
-        },
-        async close() {
-          await stock.drain()
-          await inventory.settled()
-          conn.close()
-        },
+    const { settled, ...inventory } = sqliteInventory(conn)
+    const { drain, ...stock } = sqliteStock(conn, options.observer)
+    return {
+      dialect: 'sqlite',
+      migrationsApplied: conn.migrationsApplied,
+      ...inventory,
+      ...stock,
+      ...sqliteLedger(conn),
+      ...sqliteOrders(conn),
+      ...sqliteImports(conn),
+      ...sqlitePets(conn),
+      ...sqliteKeys(conn),
+      ...sqliteDeprecatedCalls(conn),
+      async ping() {
+        await inventory.versions()
       },
-    )
-  }
+      // Every write already submitted is answered, and every listing ended, before the connections close.
+      async close() {
+        await drain()
+        await settled()
+        conn.close()
+      },
+    }
+  },
 }

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
 import { Type } from 'typebox'
-import { API_PREFIX } from '../http/api-prefix.js'
+import { API_PREFIX, API_ROUTE_DEPENDENCIES } from '../http/api-prefix.js'
 import { errorResponses } from '../http/error.schema.js'
 import { sendJsonText } from '../http/json-reply.js'
 import { NEXT_LINK_HEADER, PageLimitSchema, nextLink } from '../http/paging.js'
@@ -64,14 +64,6 @@ const routes: FastifyPluginAsyncTypebox<ChangesRoutesOptions> = async (app, { in
 
 export const changesRoutes = fp(routes, {
   name: 'petstore-changes-routes',
-  dependencies: [
-    'petstore-errors',
-    'petstore-validation',
-    'petstore-declared-queries',
-    'petstore-served-paths',
-    'petstore-openapi',
-    'petstore-rate-limits',
-    'petstore-auth',
-  ],
+  dependencies: [...API_ROUTE_DEPENDENCIES],
   encapsulate: true,
 })

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { API_ROUTE_DEPENDENCIES } from '../http/api-prefix.js'
 import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { buildListBody, type ListBody } from '../cache/list-body.js'
@@ -140,15 +141,6 @@ const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { 
 
 export const inventoryRoutes = fp(routes, {
   name: 'petstore-inventory-routes',
-  dependencies: [
-    'petstore-errors',
-    'petstore-validation',
-    'petstore-declared-queries',
-    'petstore-served-paths',
-    'petstore-openapi',
-    'petstore-rate-limits',
-    'petstore-auth',
-    'petstore-representation',
-  ],
+  dependencies: [...API_ROUTE_DEPENDENCIES, 'petstore-representation'],
   encapsulate: true,
 })

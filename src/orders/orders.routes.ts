@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { ORDER_STATUSES, type OrderStatus } from '../domain.js'
 import { InvalidInputError } from '../errors.js'
-import { API_PREFIX } from '../http/api-prefix.js'
+import { API_PREFIX, API_ROUTE_DEPENDENCIES } from '../http/api-prefix.js'
 import { errorResponses } from '../http/error.schema.js'
 import { exactInt64, registerExactJsonParser } from '../http/exact-json.js'
 import { sendJsonText } from '../http/json-reply.js'
@@ -173,14 +173,6 @@ const routes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = async (app, { ord
 
 export const ordersRoutes = fp(routes, {
   name: 'petstore-orders-routes',
-  dependencies: [
-    'petstore-errors',
-    'petstore-validation',
-    'petstore-declared-queries',
-    'petstore-served-paths',
-    'petstore-openapi',
-    'petstore-rate-limits',
-    'petstore-auth',
-  ],
+  dependencies: [...API_ROUTE_DEPENDENCIES],
   encapsulate: true,
 })

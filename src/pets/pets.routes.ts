@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { API_ROUTE_DEPENDENCIES } from '../http/api-prefix.js'
 import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import type { Config } from '../config.js'
@@ -68,15 +69,6 @@ const routes: FastifyPluginAsyncTypebox<PetsRoutesOptions> = async (app, { pets,
 
 export const petsRoutes = fp(routes, {
   name: 'petstore-pets-routes',
-  dependencies: [
-    'petstore-errors',
-    'petstore-validation',
-    'petstore-declared-queries',
-    'petstore-served-paths',
-    'petstore-openapi',
-    'petstore-rate-limits',
-    'petstore-auth',
-    'petstore-deprecation',
-  ],
+  dependencies: [...API_ROUTE_DEPENDENCIES, 'petstore-deprecation'],
   encapsulate: true,
 })

@@ -1,8 +1,9 @@
 import type { PetStatus } from '../../domain.js'
 import { IDEMPOTENCY_TTL_MS, storedPlacement } from '../../stock/claims.js'
 import { type BatchPlan, type BatchState, batchReads, planBatch } from '../../stock/planner.js'
-import type { ResultOf, StockResult, StockWrite } from '../../stock/writes.js'
+import type { StockResult, StockWrite } from '../../stock/writes.js'
 import { GroupCommit } from '../group-commit.js'
+import { stockWritesThrough } from '../stock-writes.js'
 import type { StockWrites } from '../storage.js'
 import { lockInventory, type PostgresConnection, type Run, unavailable } from './connection.js'
 import { insertPlanChanges } from './ledger.js'
@@ -19,13 +20,7 @@ export function postgresStock(db: PostgresConnection): StockWrites & { drain(): 
     expired: unavailable,
     onBatch: observer && ((writes, seconds) => observer.batchCommitted('postgres', writes, seconds)),
   })
-  return {
-    writeStock<W extends StockWrite>(write: W): Promise<ResultOf<W>> {
-      // planBatch answers every write with the result of its own kind.
-      return groupCommit.submit(write) as Promise<ResultOf<W>>
-    },
-    drain: () => groupCommit.drain(),
-  }
+  return stockWritesThrough(groupCommit)
 }
 
 /**

@@ -1,7 +1,8 @@
 import { IDEMPOTENCY_TTL_MS, claimKey } from '../../stock/claims.js'
 import { batchReads, planBatch, type BatchState } from '../../stock/planner.js'
-import type { ResultOf, StockResult, StockWrite } from '../../stock/writes.js'
+import type { StockResult, StockWrite } from '../../stock/writes.js'
 import { GroupCommit } from '../group-commit.js'
+import { stockWritesThrough } from '../stock-writes.js'
 import type { StockWrites, StorageObserver } from '../storage.js'
 import { busyError, type SqliteConnection } from './connection.js'
 import { purgeClaims, readClaim, writeClaims } from './idempotency.js'
@@ -63,11 +64,5 @@ export function sqliteStock(conn: SqliteConnection, observer?: StorageObserver):
       onBatch: observer && ((writes, seconds) => observer.batchCommitted('sqlite', writes, seconds)),
     },
   )
-  return {
-    writeStock<W extends StockWrite>(write: W): Promise<ResultOf<W>> {
-      // planBatch answers every write with the result of its own kind.
-      return groupCommit.submit(write) as Promise<ResultOf<W>>
-    },
-    drain: () => groupCommit.drain(),
-  }
+  return stockWritesThrough(groupCommit)
 }

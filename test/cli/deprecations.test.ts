@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { BACKENDS, createKey, runCli, useResources, type TestServer } from '../support/helpers.js'
+import { BACKENDS, createKey, runCliInProcess, useResources, type TestServer } from '../support/helpers.js'
 
 interface Row {
   keyId: number
@@ -10,9 +10,9 @@ interface Row {
   lastCall: string
 }
 
-/** `petstore deprecations --json`, run as a process beside the servers. */
+/** `petstore deprecations --json`, run beside the servers. */
 async function deprecations(env: Record<string, string>): Promise<Row[]> {
-  const result = await runCli(['deprecations', '--json'], env)
+  const result = await runCliInProcess(['deprecations', '--json'], env)
   assert.equal(result.code, 0, result.stderr)
   return JSON.parse(result.stdout) as Row[]
 }
@@ -69,13 +69,13 @@ for (const backend of BACKENDS) {
         assert.ok(started <= row.firstCall && row.firstCall <= row.lastCall && row.lastCall <= ended, JSON.stringify(row))
       }
 
-      const table = await runCli(['deprecations'], a.env)
+      const table = await runCliInProcess(['deprecations'], a.env)
       assert.equal(table.code, 0, table.stderr)
       assert.equal(
         table.stdout,
         `${['KEY\tNAME\tCALLS\tFIRST CALL\tLAST CALL', ...rows.map((r) => [r.keyId, r.name, r.calls, r.firstCall, r.lastCall].join('\t'))].join('\n')}\n`,
       )
-      const ids = (await runCli(['keys', 'list'], a.env)).stdout
+      const ids = (await runCliInProcess(['keys', 'list'], a.env)).stdout
       for (const row of rows) assert.match(ids, new RegExp(`^${row.keyId}\t${row.name}\t`, 'm'), 'KEY is the id keys list shows')
     })
 
@@ -114,7 +114,7 @@ for (const backend of BACKENDS) {
       const database = await resources.database(backend)
       const env = { DATABASE_URL: database.url }
       assert.deepEqual(await deprecations(env), [])
-      const table = await runCli(['deprecations'], env)
+      const table = await runCliInProcess(['deprecations'], env)
       assert.equal(table.stdout, 'KEY\tNAME\tCALLS\tFIRST CALL\tLAST CALL\n')
     })
   })

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
 import { useAppSuite } from '../support/app.js'
-import { BACKENDS, parseExact, runCli } from '../support/helpers.js'
+import { BACKENDS, parseExact, runCliInProcess } from '../support/helpers.js'
 import { importInventory, placeOrder, readAllChanges, setOrderStatus, type InventoryChange } from '../support/ledger-client.js'
 
 const ABOVE_DOUBLE = 9007199254740993n
@@ -126,7 +126,7 @@ for (const backend of BACKENDS) {
 
 describe('petstore usage lists history', () => {
   test('When help is asked for, then history is among the commands', async () => {
-    const result = await runCli(['help'], {})
+    const result = await runCliInProcess(['help'], {})
     assert.equal(result.code, 0)
     assert.match(result.stdout, /history PETID/)
   })

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { describe, test } from 'node:test'
-import { BACKENDS, createKey, runCli, seed, useResources, within, type TestServer } from '../support/helpers.js'
+import { BACKENDS, createKey, runCliInProcess, seed, useResources, within, type TestServer } from '../support/helpers.js'
 
 const TOKEN = /psk_[A-Za-z0-9_-]{43}/
 const tokensIn = (text: string) => text.match(new RegExp(TOKEN.source, 'g')) ?? []
@@ -33,7 +33,7 @@ for (const backend of BACKENDS) {
       await logged(second, 'first-key')
       assert.doesNotMatch(second.stderr, TOKEN)
       assert.ok(!second.stdoutLines.join('\n').includes(token))
-      const list = await runCli(['keys', 'list'], second.env)
+      const list = await runCliInProcess(['keys', 'list'], second.env)
       assert.equal(list.code, 0, list.stderr)
       assert.equal(list.stdout.trim().split('\n').length, 2, `one key besides the header:\n${list.stdout}`)
       assert.equal(await second.stop(), 0)

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
-import { BACKENDS, createKey, inventoryFile, runCli, seed, useSuite, type TestServer } from '../support/helpers.js'
+import { BACKENDS, createKey, inventoryFile, runCliInProcess, seed, useSuite, type TestServer } from '../support/helpers.js'
 
 const PETS = 100
 
@@ -39,7 +39,7 @@ for (const backend of BACKENDS) {
       for (const server of [a, b]) {
         assert.equal((await server.request('GET', '/v1/inventory', { token: fresh })).status, 200)
       }
-      const revoked = await runCli(['keys', 'revoke', 'fresh'], a.env)
+      const revoked = await runCliInProcess(['keys', 'revoke', 'fresh'], a.env)
       assert.equal(revoked.code, 0, revoked.stderr)
       for (const server of [a, b]) {
         assert.equal((await server.request('GET', '/v1/inventory', { token: fresh })).status, 401)
@@ -119,7 +119,7 @@ for (const backend of BACKENDS) {
       }
       const clients = Array.from({ length: 20 }, (_, n) => client(n))
       const imports = []
-      for (let i = 0; i < 3; i++) imports.push(await runCli(['import', 'inventory', file], server.env))
+      for (let i = 0; i < 3; i++) imports.push(await runCliInProcess(['import', 'inventory', file], server.env))
       stop = true
       await Promise.all(clients)
       for (const result of imports) assert.equal(result.code, 0, result.stderr)

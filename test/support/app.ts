@@ -16,7 +16,7 @@ import {
   parseExact,
   type RequestOptions,
   type Response,
-  runCli,
+  runCliInProcess,
   type SeedItem,
   seed,
   type TestDatabase,
@@ -67,9 +67,9 @@ export class TestApp {
     return { status: res.statusCode, headers: answered, text, body: isJson && text ? parseExact(text) : undefined }
   }
 
-  /** Runs the real `petstore` CLI as a process against the app's database. */
+  /** Runs a `petstore` command line (in-process) against the app's database. */
   cli(args: string[]): Promise<CliResult> {
-    return runCli(args, this.env)
+    return runCliInProcess(args, this.env)
   }
 
   /** As the server closes: the app first (its onClose hooks still write), then the storage. */

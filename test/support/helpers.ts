@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { after, before } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { isLosslessNumber, parse } from 'lossless-json'
+import { runCli as runCommandLine } from '../../src/cli/run.js'
 import { loadConfig } from '../../src/config.js'
 import { InventoryService } from '../../src/inventory/inventory.service.js'
 import { KeysService } from '../../src/keys/keys.service.js'
@@ -51,6 +52,22 @@ export function runProcess(
     child.on('close', (code) => resolve({ code, stdout, stderr }))
     child.stdin.end(options.stdin ?? '')
   })
+}
+
+/**
+ * Runs a `petstore` command line in this process, as the real command does (src/cli/run.ts), with
+ * only `env` as its environment, and collects what it printed. Tests whose point is the process
+ * itself (exit status, memory limits, `serve`, racing processes) use runCli.
+ */
+export async function runCliInProcess(args: string[], env: Record<string, string>): Promise<CliResult> {
+  let stdout = ''
+  let stderr = ''
+  const code = await runCommandLine(args, {
+    env: { LOG_LEVEL: 'warn', ...env },
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+  })
+  return { code, stdout, stderr }
 }
 
 /** Runs the real `petstore` CLI as a process, with only PATH and `env` in its environment. */
@@ -194,7 +211,7 @@ export class TestServer implements Served {
   }
 
   cli(args: string[]): Promise<CliResult> {
-    return runCli(args, this.env)
+    return runCliInProcess(args, this.env)
   }
 
   /** Sends `signal` (SIGTERM by default) and resolves with the exit code. */

@@ -1,0 +1,89 @@
+import { parseArgs } from 'node:util'
+import { ConfigError, describeVariables, loadConfig, maskUrl } from '../config.js'
+import { DomainError } from '../errors.js'
+import { StorageOpenError } from '../storage/open-storage.js'
+import { importCommand } from './import.js'
+import { type CliIo, say, UsageError, withStorage } from './io.js'
+import { keysCommand } from './keys.js'
+import { deprecationsCommand, historyCommand } from './reports.js'
+
+export const USAGE = `Usage: petstore <command>
+
+Commands:
+  serve [--workers N]          start the HTTP service (what npm start runs); N processes share the port
+  migrate                      bring the database schema up to date
+  keys create --name NAME      create an API key; prints the token alone on stdout
+  keys list                    list API keys (never their secrets)
+  keys revoke NAME_OR_ID       revoke a key; takes effect on the server's next request
+  import inventory FILE        upsert entries from FILE (.json or .csv), all or nothing
+  import pets FILE             upsert pets from FILE (.json), and their statuses in the inventory, all or nothing
+  deprecations [--json]        calls of the deprecated GET /v1/pets/{petId} per API key, as flushed so far
+  history PETID [--limit N] [--json]
+                               one pet's stock changes from the ledger, newest first (N: 1-1000, default 50)
+
+Configuration comes from the environment (the same for every command):
+${describeVariables()
+  .map((v) => `  ${v.name.padEnd(20)} ${v.allowed}`)
+  .join('\n')}
+`
+
+async function command(argv: string[], io: CliIo): Promise<void> {
+  const [name, ...args] = argv
+  switch (name) {
+    case 'serve': {
+      const { values } = parseArgs({ args, options: { workers: { type: 'string' } } })
+      const env = values.workers === undefined ? io.env : { ...io.env, WORKERS: values.workers }
+      const { serve } = await import('../server.js')
+      await serve(loadConfig(env))
+      return
+    }
+    case 'migrate': {
+      const applied = await withStorage(io, async (storage) => storage.migrationsApplied)
+      say(io, applied.length ? `Applied migrations: ${applied.join(', ')}` : 'The database is up to date.')
+      return
+    }
+    case 'keys':
+      return keysCommand(args, io)
+    case 'import':
+      return importCommand(args, io)
+    case 'history':
+      return historyCommand(args, io)
+    case 'deprecations':
+      return deprecationsCommand(args, io)
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      io.stdout.write(USAGE)
+      return
+    default:
+      throw new UsageError(`Unknown command '${name}'`)
+  }
+}
+
+/**
+ * Runs one `petstore` command line and returns its exit code: 0 done, 1 refused or failed, 2 a bad
+ * command line or configuration. Every failure is a message on stderr, never a throw.
+ */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  try {
+    await command(argv, io)
+    return 0
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      say(io, `Invalid configuration:\n${error.message}`)
+      return 2
+    }
+    if (error instanceof UsageError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS_')) {
+      say(io, `${(error as Error).message}\n\n${USAGE}`)
+      return 2
+    }
+    if (error instanceof DomainError || error instanceof StorageOpenError) {
+      say(io, `Error: ${error.message}`)
+      return 1
+    }
+    // A driver's error may quote the connection URL it was given.
+    say(io, maskUrl(`Unexpected failure: ${(error as Error).stack ?? String(error)}`))
+    return 1
+  }
+}

@@ -359,7 +359,7 @@ export function markdown(info: RunInfo, rows: readonly Row[], huge: readonly Hug
       ' bench/bare-server.ts, the same job on plain node:http. Both ceilings answer GET with the exact bytes the service returned',
     ...(info.baseline
       ? [
-          `- \`baseline/<backend>\` is an earlier build of the service, measured in this same run on the scenarios it serves (BENCH_BASELINE): ${info.baseline}.` +
+          `- \`baseline/<backend>\` is an earlier build of the service, measured in this same run on every scenario (BENCH_BASELINE; orders exist since issue 10, so the build must be from then on): ${info.baseline}.` +
             " Compare its ratios with the service's: both face the same ceilings in the same run",
         ]
       : []),

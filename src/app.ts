@@ -39,7 +39,7 @@ import { Deprecation } from './pets/deprecation.js'
 import { CategorySchema, PetSchema, TagSchema } from './pets/pet.schema.js'
 import { PET_LOOKUP_URL, petsRoutes } from './pets/pets.routes.js'
 import { PetsService } from './pets/pets.service.js'
-import type { Storage } from './storage/storage.js'
+import type { Storage } from './storage/ports.js'
 
 export { BODY_LIMIT } from './http/server-options.js'
 

@@ -9,7 +9,7 @@ import type { Metrics } from './metrics/metrics.js'
 import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js'
 import { SHUTDOWN_MESSAGE, runPrimary } from './cluster.js'
 import { openStorage } from './storage/open-storage.js'
-import type { Storage } from './storage/storage.js'
+import type { Storage } from './storage/ports.js'
 
 /**
  * `petstore serve`: one process, or with workers > 1 a node:cluster primary and N workers. The

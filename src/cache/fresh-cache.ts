@@ -1,4 +1,4 @@
-import type { Storage, Versions } from '../storage/storage.js'
+import type { Storage, Versions } from '../storage/ports.js'
 import { releaseListBody, type ListBody } from './list-body.js'
 import { VersionedLru, VersionedValue } from './versioned.js'
 

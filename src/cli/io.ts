@@ -1,6 +1,6 @@
 import { loadConfig } from '../config.js'
 import { openStorage } from '../storage/open-storage.js'
-import type { Storage } from '../storage/storage.js'
+import type { Storage } from '../storage/ports.js'
 
 /**
  * What a command reads and writes besides the database: the process's environment and streams when

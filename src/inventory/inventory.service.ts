@@ -1,7 +1,7 @@
 import { NotFoundError, PreconditionFailedError } from '../errors.js'
 import type { Actor, ImportRecord, InventoryChange, InventoryItem } from '../domain.js'
 import { refusingDuplicates, type ImportSource } from '../import/import-source.js'
-import type { Imports, InventoryReads, LedgerReads, StockWrites } from '../storage/storage.js'
+import type { Imports, InventoryReads, LedgerReads, StockWrites } from '../storage/ports.js'
 import type { Precondition } from '../stock/writes.js'
 
 /** How a pet's changes are found without an index by pet: seq windows of the primary key. */

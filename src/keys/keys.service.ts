@@ -1,6 +1,6 @@
 import type { VersionedLru } from '../cache/versioned.js'
 import { InvalidInputError, NotFoundError, UnauthorizedError } from '../errors.js'
-import type { ApiKey, KeyStore } from '../storage/storage.js'
+import type { ApiKey, KeyStore } from '../storage/ports.js'
 import { KEY_NAME_PATTERN, bearerToken, generateKey, hashKey, isWellFormedKey, sameHash } from './api-key.js'
 
 /** last_used_at is kept to the minute: writing it on every request would cost a commit each. */

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, collectDefaultMetrics, exponentialBuckets, register } from 'prom-client'
-import type { ConnectionUse, Storage, StorageObserver } from '../storage/storage.js'
+import type { ConnectionUse, Storage, StorageObserver } from '../storage/ports.js'
 
 /** What a scrape answers: the text and its content type. */
 export interface Scrape {

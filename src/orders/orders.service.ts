@@ -1,6 +1,6 @@
 import { ConflictError, NotFoundError, type DomainError } from '../errors.js'
 import type { Actor, Order, OrderStatus } from '../domain.js'
-import type { OrderQuery, OrderReads, StockWrites } from '../storage/storage.js'
+import type { OrderQuery, OrderReads, StockWrites } from '../storage/ports.js'
 
 /** A placement's answer: the order, or the error it got, and whether it repeats an earlier request's answer. */
 export type PlaceAnswer = { replayed: boolean } & ({ order: Order; error?: undefined } | { order?: undefined; error: DomainError })

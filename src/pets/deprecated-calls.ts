@@ -1,5 +1,5 @@
 import type { DeprecatedCalls } from '../domain.js'
-import type { DeprecatedCallStore } from '../storage/storage.js'
+import type { DeprecatedCallStore } from '../storage/ports.js'
 
 interface Count {
   calls: number

@@ -1,7 +1,7 @@
 import type { DeprecatedCalls, Pet, PetImportRecord } from '../domain.js'
 import { NotFoundError } from '../errors.js'
 import { refusingDuplicates, type ImportSource } from '../import/import-source.js'
-import type { DeprecatedCallStore, Imports, PetReads } from '../storage/storage.js'
+import type { DeprecatedCallStore, Imports, PetReads } from '../storage/ports.js'
 
 export class PetsService {
   constructor(private readonly storage: PetReads & Pick<Imports, 'importPets'> & Pick<DeprecatedCallStore, 'listDeprecatedCalls'>) {}

@@ -1,7 +1,7 @@
 import { maskUrl, type Config } from '../config.js'
 import { PostgresStorage } from './postgres/postgres.storage.js'
 import { SqliteStorage } from './sqlite/sqlite.storage.js'
-import type { Storage, StorageObserver } from './storage.js'
+import type { Storage, StorageObserver } from './ports.js'
 
 /** The database named by DATABASE_URL cannot be opened or migrated; the message is one line for people. */
 export class StorageOpenError extends Error {}

@@ -1,6 +1,6 @@
 import type { ResultOf, StockResult, StockWrite } from '../stock/writes.js'
 import type { GroupCommit } from './group-commit.js'
-import type { StockWrites } from './storage.js'
+import type { StockWrites } from './ports.js'
 
 /** The StockWrites port of a backend's group commit, and its drain (for close). */
 export function stockWritesThrough(groupCommit: GroupCommit<StockWrite, StockResult>): StockWrites & { drain(): Promise<void> } {

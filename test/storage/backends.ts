@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { after, afterEach, before, beforeEach } from 'node:test'
 import pg from 'pg'
 import { openStorage } from '../../src/storage/open-storage.js'
-import type { Storage, StorageObserver } from '../../src/storage/storage.js'
+import type { Storage, StorageObserver } from '../../src/storage/ports.js'
 import { POSTGRES_ADMIN_URL, postgresDatabase, postgresUnavailable, sqliteDatabase, type TestDatabase } from '../support/databases.js'
 
 export interface StorageBackend {

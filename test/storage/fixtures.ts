@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import { parse } from 'lossless-json'
 import type { Actor, ImportRecord, InventoryChange, InventoryItem, Order, PetStatus } from '../../src/domain.js'
-import type { Storage } from '../../src/storage/storage.js'
+import type { Storage } from '../../src/storage/ports.js'
 
 export const INT64_MIN = -(2n ** 63n)
 export const INT64_MAX = 2n ** 63n - 1n

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { describe, test } from 'node:test'
-import type { ApiKey, Storage } from '../../src/storage/storage.js'
+import type { ApiKey, Storage } from '../../src/storage/ports.js'
 import { BACKENDS, STORAGE_SETTINGS, useStorage } from './backends.js'
 
 const hash = (token: string) => createHash('sha256').update(token).digest()

@@ -19,7 +19,7 @@ import {
 import { claimKey, type StoredClaim } from '../../src/stock/claims.js'
 import { planBatch, type BatchState } from '../../src/stock/planner.js'
 import type { PlaceResult, Precondition, StockResult, StockWrite } from '../../src/stock/writes.js'
-import type { StorageObserver } from '../../src/storage/storage.js'
+import type { StorageObserver } from '../../src/storage/ports.js'
 import { BACKENDS, useStorage } from './backends.js'
 import { BEYOND_DOUBLE, INT64_MAX, INT64_MIN, allOrders, changesAfter } from './fixtures.js'
 

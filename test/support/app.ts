@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.js'
 import { Lifecycle } from '../../src/http/lifecycle.js'
 import { KeysService } from '../../src/keys/keys.service.js'
 import { openStorage } from '../../src/storage/open-storage.js'
-import type { Storage } from '../../src/storage/storage.js'
+import type { Storage } from '../../src/storage/ports.js'
 import {
   type Backend,
   type CliResult,

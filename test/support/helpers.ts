@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config.js'
 import { InventoryService } from '../../src/inventory/inventory.service.js'
 import { KeysService } from '../../src/keys/keys.service.js'
 import { openStorage } from '../../src/storage/open-storage.js'
-import type { Storage } from '../../src/storage/storage.js'
+import type { Storage } from '../../src/storage/ports.js'
 import { postgresDatabase, postgresUnavailable, sqliteDatabase, type TestDatabase } from './databases.js'
 
 export { POSTGRES_ADMIN_URL, postgresDatabase, postgresUnavailable, sqliteDatabase, type TestDatabase } from './databases.js'

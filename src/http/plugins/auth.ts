@@ -4,7 +4,7 @@ import type { FreshCache } from '../../cache/fresh-cache.js'
 import type { Actor } from '../../domain.js'
 import { UnauthorizedError } from '../../errors.js'
 import type { KeysService } from '../../keys/keys.service.js'
-import type { Versions } from '../../storage/storage.js'
+import type { Versions } from '../../storage/ports.js'
 import { addressPartition } from '../rate-limit.js'
 
 declare module 'fastify' {

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin'
 import type { Duplex } from 'node:stream'
 import type { Metrics } from '../../metrics/metrics.js'
-import type { Storage } from '../../storage/storage.js'
+import type { Storage } from '../../storage/ports.js'
 import { handleClientError, handleError } from '../errors.js'
 
 /** The route label of a request no route matched: a fixed value, never the raw path (unbounded, and it may hold ids). */

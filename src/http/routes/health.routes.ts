@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { UnavailableError } from '../../errors.js'
-import type { Storage } from '../../storage/storage.js'
+import type { Storage } from '../../storage/ports.js'
 import { errorResponses } from '../error.schema.js'
 import type { Lifecycle } from '../lifecycle.js'
 import { PROBE_CONFIG } from '../plugins/admission.js'

@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { UnavailableError } from '../../errors.js'
-import type { ConnectionUse, StorageObserver } from '../storage.js'
+import type { ConnectionUse, StorageObserver } from '../ports.js'
 import { migratePostgres } from './migrate.js'
 
 export interface PostgresOptions {

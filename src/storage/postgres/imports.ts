@@ -1,7 +1,7 @@
 import type { ImportRecord, PetImportRecord } from '../../domain.js'
 import { DuplicatePetIdError } from '../../errors.js'
 import { petColumns } from '../pet-row.js'
-import type { Imports } from '../storage.js'
+import type { Imports } from '../ports.js'
 import { lockInventory, type PostgresConnection, type Run } from './connection.js'
 import { logInventoryImport, logPetsImportEntries } from './ledger.js'
 

@@ -3,7 +3,7 @@ import { to as copyTo } from 'pg-copy-streams'
 import type { InventoryItem, PetStatus } from '../../domain.js'
 import { UnavailableError } from '../../errors.js'
 import { LIST_ENTRY_JSON } from '../list-entry-json.js'
-import type { InventoryReads, Versions } from '../storage.js'
+import type { InventoryReads, Versions } from '../ports.js'
 import { classify, type PostgresConnection, unavailable } from './connection.js'
 
 /** Replaces, in place, the newline ending each COPY row with the comma between entries; returns how many. */

@@ -1,4 +1,4 @@
-import type { ApiKey, KeyStore } from '../storage.js'
+import type { ApiKey, KeyStore } from '../ports.js'
 import type { PostgresConnection } from './connection.js'
 import { type KeyRow, toKey } from './rows.js'
 

@@ -1,5 +1,5 @@
 import type { InventoryChange } from '../../domain.js'
-import type { ChangeQuery, LedgerReads } from '../storage.js'
+import type { ChangeQuery, LedgerReads } from '../ports.js'
 import type { PostgresConnection, Run } from './connection.js'
 import { type ChangeRow, toChange } from './rows.js'
 

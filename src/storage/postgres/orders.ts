@@ -1,5 +1,5 @@
 import type { Order } from '../../domain.js'
-import type { OrderQuery, OrderReads } from '../storage.js'
+import type { OrderQuery, OrderReads } from '../ports.js'
 import type { PostgresConnection } from './connection.js'
 import { type OrderRow, toOrder } from './rows.js'
 

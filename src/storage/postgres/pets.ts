@@ -1,6 +1,6 @@
 import type { Pet } from '../../domain.js'
 import { type PetRow, rowToPet } from '../pet-row.js'
-import type { PetReads } from '../storage.js'
+import type { PetReads } from '../ports.js'
 import type { PostgresConnection } from './connection.js'
 
 export function postgresPets(db: PostgresConnection): PetReads {

@@ -1,4 +1,4 @@
-import type { ConnectionUse, Storage } from '../storage.js'
+import type { ConnectionUse, Storage } from '../ports.js'
 import { PostgresConnection, type PostgresOptions } from './connection.js'
 import { postgresDeprecatedCalls } from './deprecated-calls.js'
 import { postgresImports } from './imports.js'

@@ -1,7 +1,7 @@
 import type { ChangeReason, DeprecatedCalls, InventoryChange, InventoryItem, Order, OrderStatus, PetStatus } from '../../domain.js'
 import { claimKey, placementOf, type StoredClaim } from '../../stock/claims.js'
 import type { Placement } from '../../stock/writes.js'
-import type { ApiKey } from '../storage.js'
+import type { ApiKey } from '../ports.js'
 
 /*
  * Rows as the PostgreSQL backend selects them, and their domain shapes. int64 columns arrive as

@@ -4,7 +4,7 @@ import { type BatchPlan, type BatchState, batchReads, planBatch } from '../../st
 import type { StockResult, StockWrite } from '../../stock/writes.js'
 import { GroupCommit } from '../group-commit.js'
 import { stockWritesThrough } from '../stock-writes.js'
-import type { StockWrites } from '../storage.js'
+import type { StockWrites } from '../ports.js'
 import { lockInventory, type PostgresConnection, type Run, unavailable } from './connection.js'
 import { insertPlanChanges } from './ledger.js'
 import { ORDER_COLUMNS } from './orders.js'

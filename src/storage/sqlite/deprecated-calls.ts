@@ -1,5 +1,5 @@
 import type { DeprecatedCalls } from '../../domain.js'
-import type { DeprecatedCallStore } from '../storage.js'
+import type { DeprecatedCallStore } from '../ports.js'
 import type { SqliteConnection } from './connection.js'
 
 export function sqliteDeprecatedCalls(conn: SqliteConnection): DeprecatedCallStore {

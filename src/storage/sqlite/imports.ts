@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3'
 import type { ImportRecord, PetImportRecord } from '../../domain.js'
 import { DuplicatePetIdError } from '../../errors.js'
 import { petColumns } from '../pet-row.js'
-import type { Imports } from '../storage.js'
+import type { Imports } from '../ports.js'
 import type { SqliteConnection } from './connection.js'
 import { appendInventoryImportChanges, appendPetsImportChanges } from './ledger.js'
 

@@ -1,6 +1,6 @@
 import type { InventoryItem } from '../../domain.js'
 import { LIST_ENTRY_JSON } from '../list-entry-json.js'
-import type { InventoryReads, Versions } from '../storage.js'
+import type { InventoryReads, Versions } from '../ports.js'
 import type { SqliteConnection } from './connection.js'
 import { toItem, type InventoryRow } from './rows.js'
 

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import type { ApiKey, KeyStore } from '../storage.js'
+import type { ApiKey, KeyStore } from '../ports.js'
 import type { SqliteConnection } from './connection.js'
 import { toKey, type KeyRow } from './rows.js'
 

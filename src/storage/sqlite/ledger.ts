@@ -1,5 +1,5 @@
 import type { InventoryChange } from '../../domain.js'
-import type { ChangeQuery, LedgerReads } from '../storage.js'
+import type { ChangeQuery, LedgerReads } from '../ports.js'
 import type { SqliteConnection } from './connection.js'
 import { CHANGE_COLUMNS, toChange, type ChangeRow } from './rows.js'
 

@@ -1,5 +1,5 @@
 import type { Order } from '../../domain.js'
-import type { OrderQuery, OrderReads } from '../storage.js'
+import type { OrderQuery, OrderReads } from '../ports.js'
 import type { SqliteConnection } from './connection.js'
 import { ORDER_COLUMNS, toOrder, type OrderRow } from './rows.js'
 

@@ -1,6 +1,6 @@
 import type { Pet } from '../../domain.js'
 import { rowToPet, type PetRow } from '../pet-row.js'
-import type { PetReads } from '../storage.js'
+import type { PetReads } from '../ports.js'
 import type { SqliteConnection } from './connection.js'
 
 export function sqlitePets(conn: SqliteConnection): PetReads {

@@ -1,5 +1,5 @@
 import type { ChangeReason, InventoryChange, InventoryItem, Order, OrderStatus, PetStatus } from '../../domain.js'
-import type { ApiKey } from '../storage.js'
+import type { ApiKey } from '../ports.js'
 
 /*
  * Rows as SQLite returns them (arrays of exact values: integers as bigints) and their domain shapes.

@@ -1,4 +1,4 @@
-import type { Storage, StorageObserver } from '../storage.js'
+import type { Storage, StorageObserver } from '../ports.js'
 import { SqliteConnection, type SqliteOptions } from './connection.js'
 import { sqliteDeprecatedCalls } from './deprecated-calls.js'
 import { sqliteImports } from './imports.js'

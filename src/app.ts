@@ -36,7 +36,9 @@ import { OrderCreateSchema, OrderSchema, OrderStatusSchema, OrderUpdateSchema } 
 import { ordersRoutes } from './orders/orders.routes.js'
 import { OrdersService } from './orders/orders.service.js'
 import { Deprecation } from './pets/deprecation.js'
-import { CategorySchema, PetSchema, TagSchema } from './pets/pet.schema.js'
+import { CategorySchema, DeprecatedCallsSchema, PetSchema, TagSchema } from './pets/pet.schema.js'
+import { ApiKeyCreateSchema, ApiKeySchema, NewApiKeySchema, ScopeSchema } from './keys/key.schema.js'
+import { keysRoutes } from './keys/keys.routes.js'
 import { PET_LOOKUP_URL, petsRoutes } from './pets/pets.routes.js'
 import { PetsService } from './pets/pets.service.js'
 import type { Storage } from './storage/ports.js'
@@ -56,6 +58,11 @@ export const SHARED_SCHEMAS = [
   CategorySchema,
   TagSchema,
   PetSchema,
+  DeprecatedCallsSchema,
+  ScopeSchema,
+  ApiKeySchema,
+  NewApiKeySchema,
+  ApiKeyCreateSchema,
   ErrorSchema,
 ]
 
@@ -121,7 +128,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     redisKeyPrefix: config.redisKeyPrefix,
     observer: metrics?.rateLimitObserver,
   })
-  await app.register(auth, { keys: new KeysService(storage, cache.verifiedKeys), cache })
+  const keys = new KeysService(storage, cache.verifiedKeys)
+  await app.register(auth, { keys, cache })
   const inventory = new InventoryService(storage)
   await app.register(changesRoutes, { prefix: API_PREFIX, inventory })
   await app.register(inventoryRoutes, { prefix: API_PREFIX, inventory, list: cache.inventoryList, requireIfMatch: config.requireIfMatch })
@@ -133,6 +141,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     deprecatedCallsFlushMs: config.deprecatedCallsFlushMs,
     deprecation: petLookup.deprecation,
   })
+  await app.register(keysRoutes, { prefix: API_PREFIX, keys })
 
   // Last, outside the authenticated scopes: a wrong method is answered before authentication.
   await app.register(methodNotAllowedRoutes)

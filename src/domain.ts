@@ -119,3 +119,19 @@ export interface PetImportRecord {
   pet: Pet
   position: number
 }
+
+/**
+ * What an API key may do. Each scope grants exactly what it names: `inventory:write` does not
+ * include `inventory:read`, and `admin` (keys, the deprecated-lookup report) includes no other.
+ * The order here is the order every listing shows them in.
+ */
+export const SCOPES = ['inventory:read', 'inventory:write', 'orders:read', 'orders:write', 'pets:read', 'admin'] as const
+export type Scope = (typeof SCOPES)[number]
+
+export const isScope = (value: string): value is Scope => (SCOPES as readonly string[]).includes(value)
+
+/** Who a valid key is, and what it may do: what authentication makes of a request's token. */
+export interface AuthenticatedKey {
+  id: number
+  scopes: readonly Scope[]
+}

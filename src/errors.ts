@@ -6,12 +6,14 @@
 export const ERROR_CODES = {
   invalid_request: 400,
   unauthorized: 401,
+  insufficient_scope: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
   insufficient_stock: 409,
   idempotency_key_reused: 409,
   invalid_transition: 409,
+  key_name_taken: 409,
   gone: 410,
   precondition_failed: 412,
   payload_too_large: 413,
@@ -30,7 +32,7 @@ export type ErrorCode = keyof typeof ERROR_CODES
  * Codes that name one domain rule and share their status with others: only the domain raises them,
  * and a bare status is never mapped to one (a 409 from a plugin is a bug, not a stock shortage).
  */
-export const RULE_CODES: readonly ErrorCode[] = ['insufficient_stock', 'idempotency_key_reused', 'invalid_transition']
+export const RULE_CODES: readonly ErrorCode[] = ['insufficient_stock', 'idempotency_key_reused', 'invalid_transition', 'key_name_taken']
 
 const STATUS_TO_CODE = new Map<number, ErrorCode>(
   Object.entries(ERROR_CODES)
@@ -76,6 +78,13 @@ export class UnauthorizedError extends DomainError {
   }
 }
 
+/** A valid key without the scope an operation needs (RFC 6750 §3.1); `scope` is the one needed. */
+export class InsufficientScopeError extends DomainError {
+  constructor(readonly scope: string) {
+    super('insufficient_scope', `This API key lacks the scope ${scope}, which this operation needs`)
+  }
+}
+
 export class PreconditionFailedError extends DomainError {
   constructor(message: string) {
     super('precondition_failed', message)
@@ -101,7 +110,7 @@ export class RateLimitedError extends DomainError {
 }
 
 export class ConflictError extends DomainError {
-  constructor(code: 'insufficient_stock' | 'idempotency_key_reused' | 'invalid_transition', message: string) {
+  constructor(code: 'insufficient_stock' | 'idempotency_key_reused' | 'invalid_transition' | 'key_name_taken', message: string) {
     super(code, message)
   }
 }

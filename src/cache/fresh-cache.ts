@@ -1,3 +1,4 @@
+import type { AuthenticatedKey } from '../domain.js'
 import type { Storage, Versions } from '../storage/ports.js'
 import { releaseListBody, type ListBody } from './list-body.js'
 import { VersionedLru, VersionedValue } from './versioned.js'
@@ -20,8 +21,8 @@ const MAX_VERIFIED_KEYS = 10_000
 export class FreshCache {
   /** The serialized inventory list and its entity tag, under the inventory counter. */
   readonly inventoryList = new VersionedValue<ListBody>(releaseListBody)
-  /** Key id per verified token, under the keys counter (a key made or revoked moves it). */
-  readonly verifiedKeys: VersionedLru<string, number>
+  /** The key (id and scopes) per verified token, under the keys counter (a key made or revoked moves it). */
+  readonly verifiedKeys: VersionedLru<string, AuthenticatedKey>
 
   constructor(
     private readonly storage: Storage,

@@ -3,6 +3,7 @@ import { changeJson } from '../inventory/inventory.json.js'
 import { InventoryService } from '../inventory/inventory.service.js'
 import { parseInt64 } from '../int64.js'
 import { MAX_PAGE_SIZE } from '../paging.js'
+import { deprecatedCallsJson } from '../pets/pet.json.js'
 import { PetsService } from '../pets/pets.service.js'
 import { type CliIo, table, UsageError, withStorage } from './io.js'
 
@@ -11,9 +12,7 @@ export async function deprecationsCommand(args: string[], io: CliIo): Promise<vo
   const { values } = parseArgs({ args, options: { json: { type: 'boolean' } } })
   const rows = await withStorage(io, (storage) => new PetsService(storage).deprecatedCalls())
   if (values.json) {
-    io.stdout.write(
-      `${JSON.stringify(rows.map(({ keyId, name, calls, firstCall, lastCall }) => ({ keyId, name, calls, firstCall, lastCall })))}\n`,
-    )
+    io.stdout.write(`${JSON.stringify(rows.map(deprecatedCallsJson))}\n`)
     return
   }
   io.stdout.write(

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import { ConfigError, describeVariables, loadConfig, maskUrl } from '../config.js'
+import { SCOPES } from '../domain.js'
 import { DomainError } from '../errors.js'
 import { StorageOpenError } from '../storage/open-storage.js'
 import { importCommand } from './import.js'
@@ -12,14 +13,17 @@ export const USAGE = `Usage: petstore <command>
 Commands:
   serve [--workers N]          start the HTTP service (what npm start runs); N processes share the port
   migrate                      bring the database schema up to date
-  keys create --name NAME      create an API key; prints the token alone on stdout
-  keys list                    list API keys (never their secrets)
+  keys create --name NAME [--scopes SCOPE,...]
+                               create an API key with these scopes (default: all of them); prints the token alone on stdout
+  keys list                    list API keys with their scopes (never their secrets)
   keys revoke NAME_OR_ID       revoke a key; takes effect on the server's next request
   import inventory FILE        upsert entries from FILE (.json or .csv), all or nothing
   import pets FILE             upsert pets from FILE (.json), and their statuses in the inventory, all or nothing
   deprecations [--json]        calls of the deprecated GET /v1/pets/{petId} per API key, as flushed so far
   history PETID [--limit N] [--json]
                                one pet's stock changes from the ledger, newest first (N: 1-1000, default 50)
+
+Scopes: ${SCOPES.join(', ')}
 
 Configuration comes from the environment (the same for every command):
 ${describeVariables()

@@ -21,7 +21,9 @@ export function errorResponses(...statuses: number[]) {
   const descriptions: Record<number, string> = {
     400: 'The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON.',
     401: 'The API key is missing, malformed, unknown or revoked.',
+    403: 'The API key is valid but lacks the scope this operation needs (code `insufficient_scope`); the request was not read and nothing changed.',
     404: 'The requested resource could not be found.',
+    409: 'The request conflicts with the current state; the code says which rule refused it, and nothing changed.',
     410: 'The operation has reached its sunset (the date in its Sunset header) and is no longer served.',
     412: 'If-Match does not hold: the entry has changed since its ETag was read. Nothing changed.',
     413: 'The request body is larger than 64 KiB.',
@@ -33,6 +35,9 @@ export function errorResponses(...statuses: number[]) {
     503: 'The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given.',
   }
   const headers: Record<number, object> = {
+    403: {
+      'WWW-Authenticate': Type.String({ description: 'Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1).' }),
+    },
     503: {
       'Retry-After': Type.Integer({ description: 'Seconds to wait before retrying; sent when the service refused the request for load.' }),
     },

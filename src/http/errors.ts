@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { randomUUID } from 'node:crypto'
 import { STATUS_CODES as STATUS_CODES_TEXT } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { DomainError, ERROR_CODES, UnauthorizedError, codeForStatus, type ErrorCode } from '../errors.js'
+import { DomainError, ERROR_CODES, InsufficientScopeError, UnauthorizedError, codeForStatus, type ErrorCode } from '../errors.js'
 
 /**
  * The 401's challenge (RFC 6750 §3): a request that sent no key gets the bare challenge; one whose
@@ -12,10 +12,21 @@ export function bearerChallenge(tokenSent: boolean): string {
   return tokenSent ? 'Bearer realm="petstore", error="invalid_token"' : 'Bearer realm="petstore"'
 }
 
+/** The 403's challenge (RFC 6750 §3.1): the key is valid, and this is the scope it lacks. */
+export function insufficientScopeChallenge(scope: string): string {
+  return `Bearer error="insufficient_scope", scope="${scope}"`
+}
+
 /** Writes the spec's Error body; the single way any error leaves the service. */
-export function sendError(reply: FastifyReply, code: ErrorCode, message: string, options: { tokenSent?: boolean } = {}) {
+export function sendError(
+  reply: FastifyReply,
+  code: ErrorCode,
+  message: string,
+  options: { tokenSent?: boolean; scope?: string | undefined } = {},
+) {
   const status = ERROR_CODES[code]
   if (code === 'unauthorized') reply.header('www-authenticate', bearerChallenge(options.tokenSent ?? false))
+  if (code === 'insufficient_scope' && options.scope) reply.header('www-authenticate', insufficientScopeChallenge(options.scope))
   return (
     reply
       .code(status)
@@ -107,5 +118,8 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   const { code, message, undocumented } = classify(error)
   if (undocumented) request.log.error({ err: error, status: undocumented }, 'an error carried a status with no error code')
   else if (ERROR_CODES[code] >= 500) request.log.error({ err: error }, 'request failed')
-  return sendError(reply, code, message, { tokenSent: error instanceof UnauthorizedError && error.tokenSent })
+  return sendError(reply, code, message, {
+    tokenSent: error instanceof UnauthorizedError && error.tokenSent,
+    scope: error instanceof InsufficientScopeError ? error.scope : undefined,
+  })
 }

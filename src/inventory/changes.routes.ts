@@ -8,6 +8,7 @@ import { NEXT_LINK_HEADER, PageLimitSchema, nextLink } from '../http/paging.js'
 import { documentRateLimits } from '../http/rate-limit.js'
 import { changeJson } from './inventory.json.js'
 import { CHANGE_SCAN, type InventoryService } from './inventory.service.js'
+import { requires } from '../http/scopes.js'
 
 const ChangesQuerySchema = Type.Object(
   {
@@ -37,6 +38,7 @@ const routes: FastifyPluginAsyncTypebox<ChangesRoutesOptions> = async (app, { in
     {
       schema: {
         operationId: 'listInventoryChanges',
+        security: requires('inventory:read'),
         summary: 'Read the ledger of stock changes',
         description:
           'Every change to a quantity (updateInventory, an import, an order placed or cancelled) has one row, written in the ' +
@@ -49,7 +51,7 @@ const routes: FastifyPluginAsyncTypebox<ChangesRoutesOptions> = async (app, { in
         querystring: ChangesQuerySchema,
         response: {
           200: Type.Array(Type.Ref('InventoryChange'), { description: 'Up to `limit` rows, by seq.', headers: NEXT_LINK_HEADER }),
-          ...errorResponses(400, 401, 500, 503),
+          ...errorResponses(400, 401, 403, 500, 503),
         },
       },
     },

@@ -14,6 +14,7 @@ import { writePrecondition } from './if-match.js'
 import { itemJson } from './inventory.json.js'
 import { PetIdParamsSchema } from './inventory.schema.js'
 import type { InventoryService } from './inventory.service.js'
+import { requires } from '../http/scopes.js'
 
 export interface InventoryRoutesOptions extends Pick<Config, 'requireIfMatch'> {
   inventory: InventoryService
@@ -39,6 +40,7 @@ const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { 
     {
       schema: {
         operationId: 'listInventory',
+        security: requires('inventory:read'),
         summary: 'List stock levels',
         description:
           'Returns current stock levels for all pets in the store, sorted by petId ascending. ' +
@@ -51,7 +53,7 @@ const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { 
             headers: ETAG_HEADER,
           }),
           ...notModifiedResponse,
-          ...errorResponses(401, 500, 503),
+          ...errorResponses(401, 403, 500, 503),
         },
       },
     },
@@ -89,6 +91,7 @@ const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { 
     {
       schema: {
         operationId: 'getInventoryItem',
+        security: requires('inventory:read'),
         summary: 'Get the stock level of one pet',
         description:
           'Returns one inventory entry. The response carries a strong ETag that changes whenever the entry changes; ' +
@@ -99,7 +102,7 @@ const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { 
         response: {
           200: Type.Ref('InventoryItem', { description: 'The entry.', headers: ETAG_HEADER }),
           ...notModifiedResponse,
-          ...errorResponses(400, 401, 404, 414, 500, 503),
+          ...errorResponses(400, 401, 403, 404, 414, 500, 503),
         },
       },
     },
@@ -111,6 +114,7 @@ const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { 
     {
       schema: {
         operationId: 'updateInventory',
+        security: requires('inventory:write'),
         summary: 'Set the stock quantity of one pet (experimental)',
         description:
           'Sets the stock quantity of one pet: new arrivals, returns or manual adjustments. The status is left unchanged. ' +
@@ -126,7 +130,7 @@ const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { 
             description: 'The updated entry, once the change is committed durably.',
             headers: ETAG_HEADER,
           }),
-          ...errorResponses(400, 401, 404, 412, 413, 414, 415, 428, 500, 503),
+          ...errorResponses(400, 401, 403, 404, 412, 413, 414, 415, 428, 500, 503),
         },
       },
     },

@@ -2,7 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 
 /** One place for the key format: a recognisable prefix and 256 random bits, base64url. */
 export const KEY_PREFIX = 'psk_'
-const KEY_PATTERN = /^psk_[A-Za-z0-9_-]{43}$/
+export const KEY_PATTERN = /^psk_[A-Za-z0-9_-]{43}$/
 export const KEY_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/
 
 /** The token of an `Authorization: Bearer <token>` header value (the scheme name in any case), if any. */

@@ -1,11 +1,26 @@
 import type { VersionedLru } from '../cache/versioned.js'
-import { InvalidInputError, NotFoundError, UnauthorizedError } from '../errors.js'
+import { type AuthenticatedKey, isScope, SCOPES, type Scope } from '../domain.js'
+import { ConflictError, InvalidInputError, NotFoundError, UnauthorizedError } from '../errors.js'
 import type { ApiKey, KeyStore } from '../storage/ports.js'
 import { KEY_NAME_PATTERN, bearerToken, generateKey, hashKey, isWellFormedKey, sameHash } from './api-key.js'
 
 /** last_used_at is kept to the minute: writing it on every request would cost a commit each. */
 const TOUCH_INTERVAL_MS = 60_000
 const FIRST_KEY_NAME = 'default'
+
+/**
+ * A scope list as people write it (`inventory:read,orders:read`), in the order of SCOPES; an unknown
+ * or repeated scope, or none at all, is refused naming the scopes there are.
+ */
+export function parseScopeList(text: string): Scope[] {
+  const names = text.split(',').map((name) => name.trim())
+  const unknown = names.filter((name) => !isScope(name))
+  if (unknown.length > 0 || names.length === 0) {
+    throw new InvalidInputError(`Unknown scope '${unknown[0] ?? ''}': the scopes are ${SCOPES.join(', ')}`)
+  }
+  if (new Set(names).size !== names.length) throw new InvalidInputError('A scope is named twice')
+  return SCOPES.filter((scope) => names.includes(scope))
+}
 
 export class KeysService {
   private readonly touchedAt = new Map<number, number>()
@@ -15,21 +30,21 @@ export class KeysService {
    */
   constructor(
     private readonly storage: KeyStore,
-    private readonly verified?: VersionedLru<string, number>,
+    private readonly verified?: VersionedLru<string, AuthenticatedKey>,
   ) {}
 
   /**
-   * Resolves with the key id for a valid `Authorization` header value; throws UnauthorizedError
+   * Resolves with the key for a valid `Authorization` header value; throws UnauthorizedError
    * otherwise. `keysVersion` is the storage's keys version read at the start of the request: a key
    * created or revoked since any earlier request moves it, so a remembered verification is never stale.
    */
-  async authenticate(authorization: string | undefined, keysVersion: string): Promise<number> {
+  async authenticate(authorization: string | undefined, keysVersion: string): Promise<AuthenticatedKey> {
     if (!authorization) throw new UnauthorizedError('Missing API key: send Authorization: Bearer <API_KEY>')
     const token = bearerToken(authorization)
     if (!token || !isWellFormedKey(token)) throw new UnauthorizedError('Malformed API key', true)
     const known = this.verified?.get(token, keysVersion)
     if (known !== undefined) {
-      this.touch(known)
+      this.touch(known.id)
       return known
     }
     const hash = hashKey(token)
@@ -42,9 +57,10 @@ export class KeysService {
       throw new UnauthorizedError('Unknown or revoked API key', true)
     }
     // Only keys that verified are remembered, so a flood of bad tokens cannot evict good ones.
-    this.verified?.set(token, keysVersion, key.id)
+    const verified: AuthenticatedKey = { id: key.id, scopes: key.scopes }
+    this.verified?.set(token, keysVersion, verified)
     this.touch(key.id)
-    return key.id
+    return verified
   }
 
   /**
@@ -64,19 +80,35 @@ export class KeysService {
     this.storage.touchKey(id, new Date(now).toISOString()).catch(() => this.touchedAt.delete(id))
   }
 
-  /** Creates a key; the token is returned once and only its hash is stored. */
-  async create(name: string): Promise<{ key: ApiKey; token: string }> {
+  /**
+   * Creates a key with these scopes (every scope when none are given); the token is returned once
+   * and only its hash is stored.
+   */
+  async create(name: string, scopes: readonly Scope[] = SCOPES): Promise<{ key: ApiKey; token: string }> {
     if (!KEY_NAME_PATTERN.test(name)) {
       throw new InvalidInputError('Key name must start with a letter and hold up to 64 letters, digits, dots, dashes or underscores')
     }
+    if (scopes.length === 0) throw new InvalidInputError(`A key needs at least one scope: ${SCOPES.join(', ')}`)
     const token = generateKey()
-    const key = await this.storage.createKey(name, hashKey(token), new Date().toISOString())
-    if (!key) throw new InvalidInputError(`An active key named '${name}' already exists`)
+    const key = await this.storage.createKey(name, scopes, hashKey(token), new Date().toISOString())
+    if (!key) throw new ConflictError('key_name_taken', `An active key named '${name}' already exists`)
     return { key, token }
   }
 
+  /** Every key, revoked ones too (the CLI's listing). */
   list(): Promise<ApiKey[]> {
     return this.storage.listKeys()
+  }
+
+  /** The active keys (what the API lists: a revoked key is gone from it). */
+  async listActive(): Promise<ApiKey[]> {
+    return (await this.storage.listKeys()).filter((key) => key.revokedAt === null)
+  }
+
+  async get(id: number): Promise<ApiKey> {
+    const key = await this.storage.getActiveKey(id)
+    if (!key) throw new NotFoundError(`No active key numbered ${id}`)
+    return key
   }
 
   /** Accepts a key name or its numeric id. */
@@ -93,7 +125,7 @@ export class KeysService {
    */
   async createFirstKeyIfNone(): Promise<{ key: ApiKey; token: string } | undefined> {
     const token = generateKey()
-    const key = await this.storage.createFirstKey(FIRST_KEY_NAME, hashKey(token), new Date().toISOString())
+    const key = await this.storage.createFirstKey(FIRST_KEY_NAME, SCOPES, hashKey(token), new Date().toISOString())
     return key && { key, token }
   }
 }

@@ -13,6 +13,7 @@ import { documentRateLimits } from '../http/rate-limit.js'
 import { orderJson } from './order.json.js'
 import { IDEMPOTENCY_KEY, OrderIdParamsSchema } from './order.schema.js'
 import type { OrdersService } from './orders.service.js'
+import { requires } from '../http/scopes.js'
 
 const ORDERS_PATH = `${API_PREFIX}/store/orders`
 
@@ -68,6 +69,7 @@ const routes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = async (app, { ord
     {
       schema: {
         operationId: 'placeOrder',
+        security: requires('orders:write'),
         summary: 'Place an order, reserving stock (experimental)',
         description:
           "Places an order for `quantity` units of a pet and takes them from the pet's stock in the same transaction: " +
@@ -86,7 +88,7 @@ const routes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = async (app, { ord
               ...REPLAYED_HEADER,
             },
           }),
-          ...errorResponses(400, 401, 404, 413, 415, 500, 503),
+          ...errorResponses(400, 401, 403, 404, 413, 415, 500, 503),
           ...conflict(
             '`insufficient_stock`: the entry holds fewer units than asked (nothing changed); `idempotency_key_reused`: the Idempotency-Key was used with another body.',
           ),
@@ -109,13 +111,14 @@ const routes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = async (app, { ord
     {
       schema: {
         operationId: 'listOrders',
+        security: requires('orders:read'),
         summary: 'List orders',
         description: 'The store\'s orders, by id ascending, a page at a time; a `Link` header with rel="next" is sent while more remain.',
         tags: ['store'],
         querystring: ListQuerySchema,
         response: {
           200: Type.Array(Type.Ref('Order'), { description: 'Up to `limit` orders, by id.', headers: NEXT_LINK_HEADER }),
-          ...errorResponses(400, 401, 500, 503),
+          ...errorResponses(400, 401, 403, 500, 503),
         },
       },
     },
@@ -132,10 +135,11 @@ const routes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = async (app, { ord
     {
       schema: {
         operationId: 'getOrder',
+        security: requires('orders:read'),
         summary: 'Get one order',
         tags: ['store'],
         params: OrderIdParamsSchema,
-        response: { 200: Type.Ref('Order', { description: 'The order.' }), ...errorResponses(400, 401, 404, 414, 500, 503) },
+        response: { 200: Type.Ref('Order', { description: 'The order.' }), ...errorResponses(400, 401, 403, 404, 414, 500, 503) },
       },
     },
     async (request, reply) => sendJsonText(reply, orderJson(await orders.get(request.params.orderId))),
@@ -146,6 +150,7 @@ const routes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = async (app, { ord
     {
       schema: {
         operationId: 'updateOrder',
+        security: requires('orders:write'),
         summary: "Change an order's status",
         description:
           'Moves the order along its transitions: placed → approved → delivered, and cancelled from placed or approved. ' +
@@ -156,7 +161,7 @@ const routes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = async (app, { ord
         body: Type.Ref('OrderUpdate'),
         response: {
           200: Type.Ref('Order', { description: 'The order with its new status.' }),
-          ...errorResponses(400, 401, 404, 413, 414, 415, 500, 503),
+          ...errorResponses(400, 401, 403, 404, 413, 414, 415, 500, 503),
           ...conflict(
             '`invalid_transition`: the order cannot move from its status to the one asked (the same status included). Nothing changed.',
           ),

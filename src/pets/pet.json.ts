@@ -1,5 +1,5 @@
 import { stringify } from 'lossless-json'
-import type { Pet } from '../domain.js'
+import type { DeprecatedCalls, Pet } from '../domain.js'
 
 /**
  * A Pet's JSON, its int64 ids as numbers digit for digit (JSON.stringify cannot write a bigint), in
@@ -14,4 +14,9 @@ export function petJson(pet: Pet): string {
     tags: pet.tags.map((t) => ({ id: t.id, name: t.name })),
     status: pet.status,
   })!
+}
+
+/** One key's calls of the deprecated lookup, as the report shows them (the API and `petstore deprecations --json`). */
+export function deprecatedCallsJson({ keyId, name, calls, firstCall, lastCall }: DeprecatedCalls & { name: string }) {
+  return { keyId, name, calls, firstCall, lastCall }
 }

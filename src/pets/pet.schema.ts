@@ -40,3 +40,14 @@ export const PetSchema = Type.Object(fields, {
  * tags may be left out. Its int64 ids are parsed exactly apart (see import-pets.ts).
  */
 export const PetRecordSchema = Type.Object({ ...fields, tags: Type.Optional(fields.tags) }, { additionalProperties: false })
+
+export const DeprecatedCallsSchema = Type.Object(
+  {
+    keyId: Type.Integer({ description: 'The key’s id.' }),
+    name: Type.String({ description: 'The key’s name.' }),
+    calls: Type.Integer({ minimum: 1, description: 'Its calls of GET /v1/pets/{petId}, flushed so far.' }),
+    firstCall: Type.String({ format: 'date-time', description: 'Its first call (RFC 3339, UTC, milliseconds).' }),
+    lastCall: Type.String({ format: 'date-time', description: 'Its last call flushed.' }),
+  },
+  { $id: 'DeprecatedCalls', additionalProperties: false, description: 'One key’s calls of the deprecated pet lookup.' },
+)

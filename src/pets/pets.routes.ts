@@ -10,8 +10,9 @@ import { PetIdParamsSchema } from '../inventory/inventory.schema.js'
 import type { Storage } from '../storage/ports.js'
 import { DeprecatedCallCounter } from './deprecated-calls.js'
 import { withDeprecationHeaders, type Deprecation } from './deprecation.js'
-import { petJson } from './pet.json.js'
+import { deprecatedCallsJson, petJson } from './pet.json.js'
 import type { PetsService } from './pets.service.js'
+import { requires } from '../http/scopes.js'
 
 /** The deprecated lookup's route, within the /v1 prefix. */
 export const PET_LOOKUP_URL = '/pets/:petId'
@@ -24,7 +25,7 @@ export interface PetsRoutesOptions extends Pick<Config, 'deprecatedCallsFlushMs'
   deprecation: Deprecation
 }
 
-/** The pets area, registered under API_PREFIX: its one operation, the deprecated lookup by id. */
+/** The pets area, registered under API_PREFIX: the deprecated lookup by id, and the report of its calls (admin). */
 const routes: FastifyPluginAsyncTypebox<PetsRoutesOptions> = async (app, { pets, storage, deprecatedCallsFlushMs, deprecation }) => {
   const deprecatedCalls = new DeprecatedCallCounter(storage, {
     flushMs: deprecatedCallsFlushMs,
@@ -44,6 +45,7 @@ const routes: FastifyPluginAsyncTypebox<PetsRoutesOptions> = async (app, { pets,
       onRequest: [app.authenticate, async (request) => deprecatedCalls.record(request.apiKeyId)],
       schema: {
         operationId: 'getPetById',
+        security: requires('pets:read'),
         summary: 'Find a pet by id (deprecated)',
         description:
           "Returns one pet, with its inventory entry's status (the inventory holds the one status of a pet; " +
@@ -59,11 +61,33 @@ const routes: FastifyPluginAsyncTypebox<PetsRoutesOptions> = async (app, { pets,
         response: withDeprecationHeaders({
           200: Type.Ref('Pet', { description: 'The pet.' }),
           // 429 is declared here, not only by documentRateLimits, so that it lists the deprecation headers too.
-          ...errorResponses(400, 401, 404, 410, 414, 429, 500, 503),
+          ...errorResponses(400, 401, 403, 404, 410, 414, 429, 500, 503),
         }),
       },
     },
     async (request, reply) => sendJsonText(reply, petJson(await pets.get(request.params.petId))),
+  )
+
+  app.get(
+    '/deprecations',
+    {
+      // Not the lookup: no deprecation headers, and its calls are not counted.
+      onRequest: app.authenticate,
+      schema: {
+        operationId: 'listDeprecatedCalls',
+        security: requires('admin'),
+        summary: 'Calls of the deprecated pet lookup, per key',
+        description:
+          'What `petstore deprecations --json` prints: for each key that called GET /v1/pets/{petId}, how many calls and ' +
+          'when the first and last were, as flushed so far (each instance flushes its counts every DEPRECATED_CALLS_FLUSH_MS).',
+        tags: ['pets'],
+        response: {
+          200: Type.Array(Type.Ref('DeprecatedCalls'), { description: 'One row per key that called it, by key id.' }),
+          ...errorResponses(401, 403, 500, 503),
+        },
+      },
+    },
+    async () => (await pets.deprecatedCalls()).map(deprecatedCallsJson),
   )
 }
 

@@ -1,4 +1,14 @@
-import type { DeprecatedCalls, ImportRecord, InventoryChange, InventoryItem, Order, OrderStatus, Pet, PetImportRecord } from '../domain.js'
+import type {
+  DeprecatedCalls,
+  ImportRecord,
+  InventoryChange,
+  InventoryItem,
+  Order,
+  OrderStatus,
+  Pet,
+  PetImportRecord,
+  Scope,
+} from '../domain.js'
 import type { ResultOf, StockWrite } from '../stock/writes.js'
 
 /*
@@ -33,6 +43,8 @@ export interface Versions {
 export interface ApiKey {
   id: number
   name: string
+  /** In the order of SCOPES; never empty. */
+  scopes: Scope[]
   createdAt: string
   lastUsedAt: string | null
   revokedAt: string | null
@@ -144,17 +156,20 @@ export interface DeprecatedCallStore {
 
 /** API keys, by the SHA-256 of their tokens (a token itself is never stored). */
 export interface KeyStore {
-  /** The id of the non-revoked key with this SHA-256 hash, if any. */
-  findActiveKey(hash: Buffer): Promise<{ id: number; hash: Buffer } | undefined>
+  /** The non-revoked key with this SHA-256 hash, if any. */
+  findActiveKey(hash: Buffer): Promise<{ id: number; hash: Buffer; scopes: Scope[] } | undefined>
   touchKey(id: number, at: string): Promise<void>
   /** Creates a key, atomically; undefined when an active key already has this name. */
-  createKey(name: string, hash: Buffer, at: string): Promise<ApiKey | undefined>
+  createKey(name: string, scopes: readonly Scope[], hash: Buffer, at: string): Promise<ApiKey | undefined>
   /**
    * Creates a key only if the database has never had one, atomically: of processes racing on a fresh
    * database exactly one gets the key, the others undefined.
    */
-  createFirstKey(name: string, hash: Buffer, at: string): Promise<ApiKey | undefined>
+  createFirstKey(name: string, scopes: readonly Scope[], hash: Buffer, at: string): Promise<ApiKey | undefined>
+  /** Every key, revoked ones too, by id. */
   listKeys(): Promise<ApiKey[]>
+  /** The non-revoked key with this id, if any. */
+  getActiveKey(id: number): Promise<ApiKey | undefined>
   /** Revokes the active key with this name or id; returns it, or undefined when there is none. */
   revokeKey(nameOrId: string | number, at: string): Promise<ApiKey | undefined>
 }

@@ -43,7 +43,7 @@ for (const backend of BACKENDS) {
         .split('\n')
         .slice(1)
         .map((l) => l.split('\t'))
-      return rows.find((r) => r[1] === name && r[4] === '-')?.[0]
+      return rows.find((r) => r[1] === name && r[5] === '-')?.[0]
     }
 
     test('When a key is created, then stdout holds only the token, and the running server accepts it at once', async () => {

@@ -37,14 +37,27 @@ async function cancelledOrder(s: TestServer, token: string): Promise<string> {
   assert.equal(cancelled.status, 200, cancelled.text)
   return String(placed.body.id)
 }
+/**
+ * Keys without the scope an operation needs, made in before(): `admin` holds only admin (refused
+ * everywhere else), `reader` only inventory:read (refused on admin operations).
+ */
+const narrow = { admin: '', reader: '' }
+const lacking = (method: string, path: string, token: () => string, body?: unknown): Trigger => ({
+  phase: 'healthy',
+  send: (s) => s.request(method, path, { token: token(), ...(body === undefined ? {} : { body }) }),
+})
+const notAdmin = () => narrow.reader
+const notOther = () => narrow.admin
 const TRIGGERS: Record<string, Record<number, Trigger>> = {
   'GET /inventory': {
+    403: lacking('GET', '/v1/inventory', notOther),
     401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/inventory') },
     429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/inventory', { token })) },
     500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/inventory', { token }) },
     503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/inventory', { token }) },
   },
   'GET /inventory/{petId}': {
+    403: lacking('GET', '/v1/inventory/1', notOther),
     400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/inventory/01', { token }) },
     401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/inventory/1') },
     404: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/inventory/424242', { token }) },
@@ -54,6 +67,7 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/inventory/1', { token }) },
   },
   'GET /pets/{petId}': {
+    403: lacking('GET', '/v1/pets/1', notOther),
     400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/pets/01', { token }) },
     401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/pets/1') },
     404: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/pets/424242', { token }) },
@@ -65,6 +79,7 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
   },
   // The walk's server runs with REQUIRE_IF_MATCH=true, so that 428 can be provoked too.
   'PATCH /inventory/{petId}': {
+    403: lacking('PATCH', '/v1/inventory/1', notOther, { quantity: 1 }),
     400: { phase: 'healthy', send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: -1 } }) },
     401: { phase: 'healthy', send: (s) => s.request('PATCH', '/v1/inventory/1', { body: { quantity: 1 } }) },
     404: {
@@ -104,6 +119,7 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     },
   },
   'GET /inventory/changes': {
+    403: lacking('GET', '/v1/inventory/changes', notOther),
     400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/inventory/changes?limit=0', { token }) },
     401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/inventory/changes') },
     429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/inventory/changes', { token })) },
@@ -111,6 +127,7 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/inventory/changes', { token }) },
   },
   'GET /store/orders': {
+    403: lacking('GET', '/v1/store/orders', notOther),
     400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/store/orders?status=lost', { token }) },
     401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/store/orders') },
     429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/store/orders', { token })) },
@@ -118,6 +135,7 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/store/orders', { token }) },
   },
   'POST /store/orders': {
+    403: lacking('POST', '/v1/store/orders', notOther, { petId: 2, quantity: 1 }),
     400: { phase: 'healthy', send: (s, token) => s.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 0 } }) },
     401: { phase: 'healthy', send: (s) => s.request('POST', '/v1/store/orders', { body: { petId: 2, quantity: 1 } }) },
     404: { phase: 'healthy', send: (s, token) => s.request('POST', '/v1/store/orders', { token, body: { petId: 424242, quantity: 1 } }) },
@@ -142,6 +160,7 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     503: { phase: 'unavailable', send: (s, token) => s.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 1 } }) },
   },
   'GET /store/orders/{orderId}': {
+    403: lacking('GET', '/v1/store/orders/1', notOther),
     400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/store/orders/x', { token }) },
     401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/store/orders/1') },
     404: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/store/orders/424242', { token }) },
@@ -151,6 +170,7 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/store/orders/1', { token }) },
   },
   'PATCH /store/orders/{orderId}': {
+    403: lacking('PATCH', '/v1/store/orders/1', notOther, { status: 'approved' }),
     400: { phase: 'healthy', send: (s, token) => s.request('PATCH', '/v1/store/orders/1', { token, body: { status: 'lost' } }) },
     401: { phase: 'healthy', send: (s) => s.request('PATCH', '/v1/store/orders/1', { body: { status: 'approved' } }) },
     404: { phase: 'healthy', send: (s, token) => s.request('PATCH', '/v1/store/orders/424242', { token, body: { status: 'approved' } }) },
@@ -180,6 +200,67 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     500: { phase: 'broken', send: (s, token) => s.request('PATCH', '/v1/store/orders/1', { token, body: { status: 'approved' } }) },
     503: { phase: 'unavailable', send: (s, token) => s.request('PATCH', '/v1/store/orders/1', { token, body: { status: 'approved' } }) },
   },
+  'GET /keys': {
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/keys') },
+    403: lacking('GET', '/v1/keys', notAdmin),
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/keys', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/keys', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/keys', { token }) },
+  },
+  'POST /keys': {
+    400: { phase: 'healthy', send: (s, token) => s.request('POST', '/v1/keys', { token, body: { name: 'ok', scopes: ['everything'] } }) },
+    401: { phase: 'healthy', send: (s) => s.request('POST', '/v1/keys', { body: { name: 'ok', scopes: ['admin'] } }) },
+    403: lacking('POST', '/v1/keys', notAdmin, { name: 'ok', scopes: ['admin'] }),
+    409: {
+      phase: 'healthy',
+      code: 'key_name_taken',
+      send: (s, token) => s.request('POST', '/v1/keys', { token, body: { name: 'errors', scopes: ['admin'] } }),
+    },
+    413: { phase: 'healthy', send: (s, token) => s.request('POST', '/v1/keys', { token, rawBody: bigBody('name'), headers: json }) },
+    415: {
+      phase: 'healthy',
+      send: (s, token) => s.request('POST', '/v1/keys', { token, rawBody: 'name=x', headers: { 'content-type': 'text/plain' } }),
+    },
+    429: {
+      phase: 'limited',
+      send: (s, token) => twice(() => s.request('POST', '/v1/keys', { token, body: { name: '1bad', scopes: ['admin'] } })),
+    },
+    500: { phase: 'broken', send: (s, token) => s.request('POST', '/v1/keys', { token, body: { name: 'broken', scopes: ['admin'] } }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('POST', '/v1/keys', { token, body: { name: 'down', scopes: ['admin'] } }) },
+  },
+  'GET /keys/current': {
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/keys/current') },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/keys/current', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/keys/current', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/keys/current', { token }) },
+  },
+  'GET /keys/{id}': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/keys/x', { token }) },
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/keys/1') },
+    403: lacking('GET', '/v1/keys/1', notAdmin),
+    404: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/keys/424242', { token }) },
+    414: { phase: 'healthy', send: (s, token) => s.request('GET', `/v1/keys/${longId}`, { token }) },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/keys/424242', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/keys/1', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/keys/1', { token }) },
+  },
+  'DELETE /keys/{id}': {
+    400: { phase: 'healthy', send: (s, token) => s.request('DELETE', '/v1/keys/x', { token }) },
+    401: { phase: 'healthy', send: (s) => s.request('DELETE', '/v1/keys/424242') },
+    403: lacking('DELETE', '/v1/keys/424242', notAdmin),
+    404: { phase: 'healthy', send: (s, token) => s.request('DELETE', '/v1/keys/424242', { token }) },
+    414: { phase: 'healthy', send: (s, token) => s.request('DELETE', `/v1/keys/${longId}`, { token }) },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('DELETE', '/v1/keys/424242', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('DELETE', '/v1/keys/424242', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('DELETE', '/v1/keys/424242', { token }) },
+  },
+  'GET /deprecations': {
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/deprecations') },
+    403: lacking('GET', '/v1/deprecations', notAdmin),
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/deprecations', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/deprecations', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/deprecations', { token }) },
+  },
 }
 
 for (const backend of BACKENDS) {
@@ -192,11 +273,15 @@ for (const backend of BACKENDS) {
     let databaseUrl: string
     let proxy: TcpProxy | undefined
     let declared: { operation: string; status: number }[]
+    /** The document as served, walked by path. */
+    let doc: any
 
     before(async () => {
       const database = await resources.database(backend)
       databaseUrl = database.url
       token = await createKey(databaseUrl, 'errors')
+      narrow.admin = await createKey(databaseUrl, 'only-admin', ['admin'])
+      narrow.reader = await createKey(databaseUrl, 'only-reader', ['inventory:read'])
       await seed(databaseUrl, [
         { petId: 1, quantity: 5, status: 'available' },
         { petId: 2, quantity: 1, status: 'available' },
@@ -215,7 +300,7 @@ for (const backend of BACKENDS) {
         PET_LOOKUP_DEPRECATED_AT: '2020-01-01T00:00:00Z',
         PET_LOOKUP_SUNSET_AT: '2021-01-01T00:00:00Z',
       })
-      const doc = (await server.request('GET', '/v1/openapi.json')).body
+      doc = (await server.request('GET', '/v1/openapi.json')).body
       declared = Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>).flatMap(
         ([path, operations]) =>
           Object.entries(operations).flatMap(([method, operation]) =>
@@ -255,6 +340,10 @@ for (const backend of BACKENDS) {
         assert.equal(res.body.code, trigger.code ?? codeForStatus(status), where)
         assert.equal(ERROR_CODES[res.body.code as keyof typeof ERROR_CODES], status, where)
         assert.ok(typeof res.body.message === 'string' && res.body.message.length > 0, where)
+        if (status === 403) {
+          const needed = doc.paths[operation.split(' ')[1]!][operation.split(' ')[0]!.toLowerCase()].security[0].bearerAuth[0]
+          assert.equal(res.headers.get('www-authenticate'), `Bearer error="insufficient_scope", scope="${needed}"`, where)
+        }
       }
     }
 
@@ -296,12 +385,12 @@ for (const backend of BACKENDS) {
     test('When each declared response is provoked with the database broken, then the same holds and nothing internal shows', async () => {
       if (backend.name === 'sqlite') {
         const db = new Database(databaseUrl.slice('sqlite:'.length))
-        db.exec('DROP TABLE inventory; DROP TABLE orders; DROP TABLE inventory_changes')
+        db.exec('DROP TABLE inventory; DROP TABLE orders; DROP TABLE inventory_changes; DROP TABLE deprecated_calls; DROP TABLE api_keys')
         db.close()
       } else {
         const client = new pg.Client({ connectionString: databaseUrl })
         await client.connect()
-        await client.query('DROP TABLE inventory, orders, inventory_changes CASCADE')
+        await client.query('DROP TABLE inventory, orders, inventory_changes, deprecated_calls, api_keys CASCADE')
         // DROP fires no trigger: move the version as a write would, so the cached list is not served.
         await client.query('UPDATE inventory_version SET version = version + 1')
         await client.end()

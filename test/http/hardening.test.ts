@@ -78,14 +78,24 @@ for (const backend of BACKENDS) {
       getOrder: { method: 'GET', path: (id) => `/v1/store/orders/${id}` },
       updateOrder: { method: 'PATCH', path: (id) => `/v1/store/orders/${id}`, body: { status: 'approved' } },
       getPetById: { method: 'GET', path: () => '/v1/pets/1' },
+      listDeprecatedCalls: { method: 'GET', path: () => '/v1/deprecations' },
+      listKeys: { method: 'GET', path: () => '/v1/keys' },
+      createKey: { method: 'POST', path: () => '/v1/keys', body: { name: 'by-query', scopes: ['admin'] } },
+      getCurrentKey: { method: 'GET', path: () => '/v1/keys/current' },
+      getKey: { method: 'GET', path: () => `/v1/keys/${spareKeyId}` },
+      revokeKey: { method: 'DELETE', path: () => `/v1/keys/${spareKeyId}` },
     }
+    let spareKeyId = 0
 
     test('When any operation of the document is sent a query parameter it does not declare, then 400 and nothing changes', async () => {
       const { server, token } = suite
       const placed = await server.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 1 } })
       assert.equal(placed.status, 201, placed.text)
       const orderId = String(placed.body.id)
+      await createKey(server, 'spare', ['pets:read'])
+      spareKeyId = (await server.request('GET', '/v1/keys', { token })).body.find((k: { name: string }) => k.name === 'spare').id
       const state = async () => ({
+        keys: (await server.request('GET', '/v1/keys', { token })).text,
         inventory: (await server.request('GET', '/v1/inventory', { token })).text,
         orders: (await server.request('GET', '/v1/store/orders', { token })).text,
         changes: (await server.request('GET', '/v1/inventory/changes', { token })).text,

@@ -25,6 +25,28 @@ const OPERATIONS: Record<string, Record<string, string>> = {
   '/store/orders': { get: 'listOrders', post: 'placeOrder' },
   '/pets/{petId}': { get: 'getPetById' },
   '/store/orders/{orderId}': { get: 'getOrder', patch: 'updateOrder' },
+  '/deprecations': { get: 'listDeprecatedCalls' },
+  '/keys': { get: 'listKeys', post: 'createKey' },
+  '/keys/current': { get: 'getCurrentKey' },
+  '/keys/{id}': { get: 'getKey', delete: 'revokeKey' },
+}
+/** The one scope each operation needs; none: any valid key. */
+const SCOPE_OF: Record<string, string | undefined> = {
+  listInventory: 'inventory:read',
+  listInventoryChanges: 'inventory:read',
+  getInventoryItem: 'inventory:read',
+  updateInventory: 'inventory:write',
+  listOrders: 'orders:read',
+  getOrder: 'orders:read',
+  placeOrder: 'orders:write',
+  updateOrder: 'orders:write',
+  getPetById: 'pets:read',
+  listDeprecatedCalls: 'admin',
+  listKeys: 'admin',
+  createKey: 'admin',
+  getKey: 'admin',
+  revokeKey: 'admin',
+  getCurrentKey: undefined,
 }
 const PATHS = Object.keys(OPERATIONS).sort()
 
@@ -79,18 +101,23 @@ describe('OpenAPI document and docs page (sqlite)', () => {
   test('When the shared schemas are read, then InventoryItem, InventoryUpdate, PetStatus, Pet and Error are as documented', () => {
     const { schemas } = doc.components
     assert.deepEqual(Object.keys(schemas).sort(), [
+      'ApiKey',
+      'ApiKeyCreate',
       'Category',
       'ChangeReason',
+      'DeprecatedCalls',
       'Error',
       'InventoryChange',
       'InventoryItem',
       'InventoryUpdate',
+      'NewApiKey',
       'Order',
       'OrderCreate',
       'OrderStatus',
       'OrderUpdate',
       'Pet',
       'PetStatus',
+      'Scope',
       'Tag',
     ])
     assert.deepEqual([...schemas.Pet.required].sort(), ['id', 'name', 'photoUrls', 'tags'])
@@ -121,7 +148,7 @@ describe('OpenAPI document and docs page (sqlite)', () => {
     }
   })
 
-  test('When the operations are read, then they are exactly the documented ones, all secured by bearer auth', () => {
+  test('When the operations are read, then they are exactly the documented ones, each secured by bearer auth with its one scope', () => {
     assert.deepEqual(Object.keys(doc.paths).sort(), PATHS)
     for (const [path, ops] of Object.entries(OPERATIONS)) {
       assert.deepEqual(Object.keys(doc.paths[path]).sort(), Object.keys(ops).sort(), path)
@@ -138,8 +165,11 @@ describe('OpenAPI document and docs page (sqlite)', () => {
     for (const [path, ops] of Object.entries(OPERATIONS)) {
       for (const method of Object.keys(ops)) {
         const op = doc.paths[path][method]
-        assert.equal(op.security, undefined, `${op.operationId} must not override the global security`)
+        const scope = SCOPE_OF[op.operationId]
+        assert.deepEqual(op.security, [{ bearerAuth: scope === undefined ? [] : [scope] }], op.operationId)
         assert.equal(op.responses['401']?.content['application/json'].schema.$ref, ERROR_REF, `${op.operationId} 401`)
+        if (scope === undefined) assert.equal(op.responses['403'], undefined, `${op.operationId} has no scope to lack`)
+        else assert.equal(op.responses['403']?.content['application/json'].schema.$ref, ERROR_REF, `${op.operationId} 403`)
       }
     }
   })
@@ -177,7 +207,7 @@ describe('OpenAPI document and docs page (sqlite)', () => {
     assert.match(op.description, /Sunset/)
     assert.match(op.description, /410/)
     assert.equal(op.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/Pet')
-    assert.deepEqual(Object.keys(op.responses).sort(), ['200', '400', '401', '404', '410', '414', '429', '500', '503'])
+    assert.deepEqual(Object.keys(op.responses).sort(), ['200', '400', '401', '403', '404', '410', '414', '429', '500', '503'])
     for (const [status, response] of Object.entries<any>(op.responses)) {
       for (const header of ['Deprecation', 'Sunset', 'Link']) assert.ok(response.headers?.[header], `${status} ${header}`)
     }

@@ -1,3 +1,4 @@
+import { SCOPES } from '../../src/domain.js'
 // DeprecatedCallStore, on every backend: counts summed across flushes, the earliest first call and the latest last call kept.
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
@@ -13,8 +14,8 @@ for (const backend of BACKENDS) {
 
     /** Two keys, by id. */
     const keys = async () => {
-      const a = await fixture.storage.createKey('alpha', hash('a'), t(0))
-      const b = await fixture.storage.createKey('beta', hash('b'), t(0))
+      const a = await fixture.storage.createKey('alpha', SCOPES, hash('a'), t(0))
+      const b = await fixture.storage.createKey('beta', SCOPES, hash('b'), t(0))
       assert.ok(a && b)
       return { a: a.id, b: b.id }
     }

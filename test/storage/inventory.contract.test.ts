@@ -1,3 +1,4 @@
+import { SCOPES } from '../../src/domain.js'
 // InventoryReads, on every backend: exact int64 entries, the list sorted and from one snapshot, the change counters.
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
@@ -142,11 +143,11 @@ for (const backend of BACKENDS) {
         const { storage } = fixture
         const other = await fixture.another()
         const v0 = await storage.versions()
-        const created = await storage.createKey('alpha', Buffer.alloc(32, 1), '2026-01-01T00:00:00.000Z')
+        const created = await storage.createKey('alpha', SCOPES, Buffer.alloc(32, 1), '2026-01-01T00:00:00.000Z')
         assert.ok(created)
         const v1 = await storage.versions()
         assert.notEqual(v1.keys, v0.keys)
-        assert.ok(await other.createKey('beta', Buffer.alloc(32, 2), '2026-01-01T00:00:00.000Z'))
+        assert.ok(await other.createKey('beta', SCOPES, Buffer.alloc(32, 2), '2026-01-01T00:00:00.000Z'))
         const v2 = await storage.versions()
         assert.notEqual(v2.keys, v1.keys)
         assert.ok(await other.revokeKey('alpha', '2026-01-02T00:00:00.000Z'))

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { isLosslessNumber, parse } from 'lossless-json'
 import { runCli as runCommandLine } from '../../src/cli/run.js'
 import { loadConfig } from '../../src/config.js'
+import type { Scope } from '../../src/domain.js'
 import { InventoryService } from '../../src/inventory/inventory.service.js'
 import { KeysService } from '../../src/keys/keys.service.js'
 import { openStorage } from '../../src/storage/open-storage.js'
@@ -290,8 +291,9 @@ type Target = { env: Record<string, string> } | string
 const urlOf = (target: Target) => (typeof target === 'string' ? target : target.env.DATABASE_URL!)
 
 /** Creates an API key on the target's database (as `petstore keys create` does) and returns its token. */
-export async function createKey(target: Target, name: string): Promise<string> {
-  return withStorage(urlOf(target), async (storage) => (await new KeysService(storage).create(name)).token)
+/** Creates a key (with every scope unless `scopes` are given) and returns its token. */
+export async function createKey(target: Target, name: string, scopes?: readonly Scope[]): Promise<string> {
+  return withStorage(urlOf(target), async (storage) => (await new KeysService(storage).create(name, scopes)).token)
 }
 
 export interface SeedItem {

@@ -34,7 +34,7 @@ describe('remembered key verifications', () => {
     const { keys: version } = await storage.versions()
     lookups = 0
     for (const header of [`Bearer ${tokens.a}`, `bearer ${tokens.a}`, `BEARER   ${tokens.a} `]) {
-      assert.ok((await keys.authenticate(header, version)) > 0)
+      assert.ok((await keys.authenticate(header, version)).id > 0)
     }
     assert.equal(lookups, 1)
   })

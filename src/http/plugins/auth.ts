@@ -1,11 +1,12 @@
 import type { FastifyRequest, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import type { FreshCache } from '../../cache/fresh-cache.js'
-import type { Actor } from '../../domain.js'
-import { UnauthorizedError } from '../../errors.js'
+import type { Actor, AuthenticatedKey, Scope } from '../../domain.js'
+import { InsufficientScopeError, UnauthorizedError } from '../../errors.js'
 import type { KeysService } from '../../keys/keys.service.js'
 import type { Versions } from '../../storage/ports.js'
 import { addressPartition } from '../rate-limit.js'
+import { scopeNeeded } from '../scopes.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -17,6 +18,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     apiKeyId: number
+    /** The request's key: its id and scopes. */
+    apiKey: AuthenticatedKey
     /** The storage's change counters, read once at the start of an authenticated request. */
     versions: Versions
   }
@@ -36,11 +39,13 @@ export interface AuthOptions {
  * before is counted per client address before anything reaches the database, so a flood of guessed
  * keys is throttled without a lookup; a verified key is then counted per key. A remembered key that
  * fails (revoked since) is counted per address after all: every bad key costs its sender a count.
- * The limits are the rate-limits plugin's (hence the dependency).
+ * The limits are the rate-limits plugin's (hence the dependency). Last, the key must hold the scope
+ * the operation's schema names (http/scopes.ts): a valid key without it is a 403, still before the body.
  */
 export const auth = fp<AuthOptions>(
   async (app, { keys, cache }) => {
     app.decorateRequest('apiKeyId', 0)
+    app.decorateRequest('apiKey', null as unknown as AuthenticatedKey)
     app.decorateRequest('versions', null as unknown as Versions)
     const limits = app.rateLimits
     const perAddress = limits?.enabled('per-address') ? limits : undefined
@@ -54,13 +59,18 @@ export const auth = fp<AuthOptions>(
       if (counted) await perAddress.count(reply, 'per-address', addressPartition(request.ip))
       request.versions = await cache.versions()
       try {
-        request.apiKeyId = await keys.authenticate(authorization, request.versions.keys)
+        request.apiKey = await keys.authenticate(authorization, request.versions.keys)
       } catch (error) {
         if (perAddress && !counted && error instanceof UnauthorizedError)
           await perAddress.count(reply, 'per-address', addressPartition(request.ip))
         throw error
       }
+      request.apiKeyId = request.apiKey.id
       if (perKey) await perKey.count(reply, 'per-key', String(request.apiKeyId))
+      const scope = scopeNeeded(request)
+      // Fail closed: an authenticated route that names no security is a bug, not an open door.
+      if (scope === undefined) throw new Error(`${request.routeOptions.url} is authenticated but declares no security`)
+      if (scope !== null && !request.apiKey.scopes.includes(scope as Scope)) throw new InsufficientScopeError(scope)
     }
     app.decorate('authenticate', authenticate)
   },

@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
 import { PLACEHOLDER_BASE_URLS, type Config } from '../../config.js'
 import { API_PREFIX } from '../api-prefix.js'
+import { requires, SECURITY_SCHEME } from '../scopes.js'
 
 /** Where the document says the API is served: the deployment's base URLs. */
 export type OpenApiOptions = Pick<Config, 'environment' | 'publicBaseUrl' | 'productionBaseUrl' | 'stagingBaseUrl'>
@@ -58,18 +59,24 @@ export const openApi = fp<OpenApiOptions>(
         tags: [
           { name: 'inventory', description: 'Stock levels per pet, and the ledger of their changes' },
           { name: 'store', description: 'Orders, which reserve stock' },
-          { name: 'pets', description: 'The pets themselves (the lookup by id is deprecated)' },
+          { name: 'pets', description: 'The pets themselves (the lookup by id is deprecated), and the report of its calls' },
+          { name: 'keys', description: 'API keys and their scopes' },
         ],
         components: {
           securitySchemes: {
-            bearerAuth: {
+            [SECURITY_SCHEME]: {
               type: 'http',
               scheme: 'bearer',
-              description: 'An API key (psk_…) as a bearer token. The scheme name is case-insensitive.',
+              description:
+                'An API key (psk_…) as a bearer token. The scheme name is case-insensitive. ' +
+                'Each operation names the one scope its key needs (`inventory:read`, `inventory:write`, `orders:read`, ' +
+                '`orders:write`, `pets:read`, `admin`): a scope grants only what it names. A valid key without it is ' +
+                'answered 403 `insufficient_scope`, with `WWW-Authenticate: Bearer error="insufficient_scope", scope="<scope>"`, ' +
+                'before the request body is read.',
             },
           },
         },
-        security: [{ bearerAuth: [] }],
+        security: requires(),
       },
       // Paths are relative to the servers, which all end in /v1.
       transform: ({ schema, url }) => ({ schema, url: url.startsWith(`${API_PREFIX}/`) ? url.slice(API_PREFIX.length) : url }),

@@ -1,6 +1,7 @@
 import type { ChangeReason, DeprecatedCalls, InventoryChange, InventoryItem, Order, OrderStatus, PetStatus } from '../../domain.js'
 import { claimKey, placementOf, type StoredClaim } from '../../stock/claims.js'
 import type { Placement } from '../../stock/writes.js'
+import { scopesOf } from '../key-scopes.js'
 import type { ApiKey } from '../ports.js'
 
 /*
@@ -11,6 +12,7 @@ import type { ApiKey } from '../ports.js'
 export interface KeyRow {
   id: number
   name: string
+  scopes: string
   created_at: Date
   last_used_at: Date | null
   revoked_at: Date | null
@@ -88,6 +90,7 @@ export const toChange = (r: ChangeRow): InventoryChange => ({
 export const toKey = (row: KeyRow): ApiKey => ({
   id: row.id,
   name: row.name,
+  scopes: scopesOf(row.scopes),
   createdAt: row.created_at.toISOString(),
   lastUsedAt: row.last_used_at?.toISOString() ?? null,
   revokedAt: row.revoked_at?.toISOString() ?? null,

@@ -1,4 +1,6 @@
 import type Database from 'better-sqlite3'
+import type { Scope } from '../../domain.js'
+import { scopesColumn, scopesOf } from '../key-scopes.js'
 import type { ApiKey, KeyStore } from '../ports.js'
 import type { SqliteConnection } from './connection.js'
 import { toKey, type KeyRow } from './rows.js'
@@ -6,13 +8,14 @@ import { toKey, type KeyRow } from './rows.js'
 export function sqliteKeys(conn: SqliteConnection): KeyStore {
   const { db } = conn
   const st = {
-    find: db.prepare('SELECT id, key_hash AS hash FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL'),
+    find: db.prepare('SELECT id, key_hash AS hash, scopes FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL'),
+    get: db.prepare('SELECT * FROM api_keys WHERE id = ? AND revoked_at IS NULL'),
     touch: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
     // Conflicts on the active name index only: the loser of a race learns the name is taken.
-    create: db.prepare(`INSERT INTO api_keys (name, key_hash, created_at) VALUES (?, ?, ?)
+    create: db.prepare(`INSERT INTO api_keys (name, scopes, key_hash, created_at) VALUES (?, ?, ?, ?)
       ON CONFLICT (name) WHERE revoked_at IS NULL DO NOTHING RETURNING *`),
-    createFirst: db.prepare(`INSERT INTO api_keys (name, key_hash, created_at)
-      SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM api_keys)
+    createFirst: db.prepare(`INSERT INTO api_keys (name, scopes, key_hash, created_at)
+      SELECT ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM api_keys)
       ON CONFLICT (name) WHERE revoked_at IS NULL DO NOTHING RETURNING *`),
     list: db.prepare('SELECT * FROM api_keys ORDER BY id'),
     revokeByName: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL RETURNING *'),
@@ -20,22 +23,29 @@ export function sqliteKeys(conn: SqliteConnection): KeyStore {
   }
 
   // .all(), never .get(): a RETURNING statement left unfinished holds a read mark that stops WAL checkpoints.
-  const insert = async (statement: Database.Statement, name: string, hash: Buffer, at: string) => {
-    const row = await conn.retryBusy(() => statement.all(name, hash, at)[0] as KeyRow | undefined)
+  const insert = async (statement: Database.Statement, name: string, scopes: readonly Scope[], hash: Buffer, at: string) => {
+    const row = await conn.retryBusy(() => statement.all(name, scopesColumn(scopes), hash, at)[0] as KeyRow | undefined)
     if (!row) return undefined
     conn.ownKeyWrites++
     return toKey(row)
   }
 
   return {
-    findActiveKey: (hash) => conn.retryBusy(() => st.find.get(hash) as { id: number; hash: Buffer } | undefined),
+    async findActiveKey(hash: Buffer) {
+      const row = await conn.retryBusy(() => st.find.get(hash) as { id: number; hash: Buffer; scopes: string } | undefined)
+      return row && { id: row.id, hash: row.hash, scopes: scopesOf(row.scopes) }
+    },
     /** One attempt: a busy database makes it fail fast, and the caller tries again later. */
     async touchKey(id: number, at: string): Promise<void> {
       st.touch.run(at, id)
     },
-    createKey: (name, hash, at) => insert(st.create, name, hash, at),
-    createFirstKey: (name, hash, at) => insert(st.createFirst, name, hash, at),
+    createKey: (name, scopes, hash, at) => insert(st.create, name, scopes, hash, at),
+    createFirstKey: (name, scopes, hash, at) => insert(st.createFirst, name, scopes, hash, at),
     listKeys: async (): Promise<ApiKey[]> => (await conn.retryBusy(() => st.list.all() as KeyRow[])).map(toKey),
+    async getActiveKey(id: number): Promise<ApiKey | undefined> {
+      const row = await conn.retryBusy(() => st.get.get(id) as KeyRow | undefined)
+      return row && toKey(row)
+    },
     async revokeKey(nameOrId: string | number, at: string): Promise<ApiKey | undefined> {
       const rows = (await conn.retryBusy(() =>
         typeof nameOrId === 'number' ? st.revokeById.all(at, nameOrId) : st.revokeByName.all(at, nameOrId),

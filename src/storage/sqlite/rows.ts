@@ -1,4 +1,5 @@
 import type { ChangeReason, InventoryChange, InventoryItem, Order, OrderStatus, PetStatus } from '../../domain.js'
+import { scopesOf } from '../key-scopes.js'
 import type { ApiKey } from '../ports.js'
 
 /*
@@ -22,6 +23,7 @@ export type ChangeRow = [
 export interface KeyRow {
   id: number
   name: string
+  scopes: string
   created_at: string
   last_used_at: string | null
   revoked_at: string | null
@@ -60,6 +62,7 @@ export const toChange = ([seq, petId, previous, quantity, reason, orderId, keyId
 export const toKey = (row: KeyRow): ApiKey => ({
   id: row.id,
   name: row.name,
+  scopes: scopesOf(row.scopes),
   createdAt: row.created_at,
   lastUsedAt: row.last_used_at,
   revokedAt: row.revoked_at,

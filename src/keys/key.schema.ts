@@ -1,0 +1,58 @@
+import { Type } from 'typebox'
+import { SCOPES } from '../domain.js'
+import { Int64Schema } from '../inventory/inventory.schema.js'
+import { KEY_NAME_PATTERN, KEY_PATTERN } from './api-key.js'
+
+export const ScopeSchema = Type.Unsafe<(typeof SCOPES)[number]>({
+  $id: 'Scope',
+  type: 'string',
+  enum: [...SCOPES],
+  description:
+    'What a key may do; each scope grants only what it names: `inventory:read` (list, one entry, the changes feed), ' +
+    '`inventory:write` (set a quantity), `orders:read`, `orders:write` (place an order, change its status), ' +
+    '`pets:read` (the deprecated pet lookup), `admin` (API keys and the deprecated-lookup report).',
+})
+
+const keyFields = {
+  id: Type.Integer({ minimum: 1, description: 'The key’s id.' }),
+  name: Type.String({ description: 'The key’s name, unique among active keys.' }),
+  scopes: Type.Array(Type.Ref('Scope'), { minItems: 1, description: 'Its scopes, always named (never a wildcard), in a fixed order.' }),
+  createdAt: Type.String({ format: 'date-time', description: 'When it was created (RFC 3339, UTC).' }),
+  lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'When it last authenticated a request, to the minute; null when never.',
+  }),
+}
+
+export const ApiKeySchema = Type.Object(keyFields, {
+  $id: 'ApiKey',
+  additionalProperties: false,
+  description: 'An active API key. Never its secret, nor the hash the service keeps of it.',
+})
+
+export const NewApiKeySchema = Type.Object(
+  {
+    ...keyFields,
+    token: Type.String({
+      pattern: KEY_PATTERN.source,
+      description: 'The secret, to send as `Authorization: Bearer <token>`. Shown in this answer only: store it now.',
+    }),
+  },
+  { $id: 'NewApiKey', additionalProperties: false, description: 'A key just created, with its token.' },
+)
+
+export const ApiKeyCreateSchema = Type.Object(
+  {
+    name: Type.String({
+      pattern: KEY_NAME_PATTERN.source,
+      description: 'Starts with a letter; up to 64 letters, digits, dots, dashes or underscores; unique among active keys.',
+    }),
+    scopes: Type.Array(Type.Ref('Scope'), {
+      minItems: 1,
+      uniqueItems: true,
+      description: 'The scopes to grant: at least one, each once. Grant only what the client needs.',
+    }),
+  },
+  { $id: 'ApiKeyCreate', additionalProperties: false, description: 'A key to create.' },
+)
+
+export const KeyIdParamsSchema = Type.Object({ id: Int64Schema('The key’s id: a decimal integer in canonical form.') })

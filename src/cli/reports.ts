@@ -58,7 +58,10 @@ export async function historyCommand(args: string[], io: CliIo): Promise<void> {
 
 const CELL_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\r': '\\r', '\n': '\\n' }
 
-/** A client's text as one cell: a tab or line break would split the row, so they are escaped (and so is backslash, to stay unambiguous). */
+/**
+ * A client's text as one cell: a tab or a line break would split the row, so they are escaped, and
+ * so is backslash, so the escapes stay unambiguous.
+ */
 function escapeCell(text: string): string {
   return text.replace(/[\\\t\r\n]/g, (c) => CELL_ESCAPES[c]!)
 }

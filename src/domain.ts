@@ -18,9 +18,19 @@ export interface InventoryItem {
   status: PetStatus
 }
 
-/** Why a quantity changed: a PATCH, an import, an order placed, an order cancelled. */
-export const CHANGE_REASONS = ['adjustment', 'import', 'order', 'cancellation'] as const
+/**
+ * Why a quantity set by a PATCH changed, as its client says: stock arrived, stock came back, a
+ * physical count, or any other adjustment (the default). The other reasons are the store's own.
+ */
+export const SET_REASONS = ['adjustment', 'arrival', 'return', 'count'] as const
+export type SetReason = (typeof SET_REASONS)[number]
+
+/** Why a quantity changed: a PATCH's reason, an import, an order placed, an order cancelled. */
+export const CHANGE_REASONS = [...SET_REASONS, 'import', 'order', 'cancellation'] as const
 export type ChangeReason = (typeof CHANGE_REASONS)[number]
+
+/** The longest note a change may carry, in characters (Unicode code points, as the validator counts). */
+export const NOTE_MAX_LENGTH = 500
 
 /** Who asked for a change: the API key and request, or neither for the CLI. */
 export interface Actor {
@@ -41,6 +51,8 @@ export interface InventoryChange {
   previousQuantity: number | null
   quantity: number
   reason: ChangeReason
+  /** The PATCH's note; null when it gave none, and for every other reason. */
+  note: string | null
   orderId: bigint | null
   keyId: number | null
   requestId: string | null

@@ -46,8 +46,21 @@ export async function historyCommand(args: string[], io: CliIo): Promise<void> {
   const cell = (value: unknown) => (value === null ? '-' : String(value))
   io.stdout.write(
     table(
-      ['SEQ', 'AT', 'REASON', 'FROM', 'TO', 'ORDER', 'KEY', 'REQUEST'],
-      changes.map((c) => [c.seq, c.at, c.reason, c.previousQuantity, c.quantity, c.orderId, c.keyId, c.requestId].map(cell)),
+      ['SEQ', 'AT', 'REASON', 'FROM', 'TO', 'ORDER', 'KEY', 'REQUEST', 'NOTE'],
+      changes.map((c) => [
+        ...[c.seq, c.at, c.reason, c.previousQuantity, c.quantity, c.orderId, c.keyId, c.requestId].map(cell),
+        c.note === null ? '-' : escapeCell(c.note),
+      ]),
     ),
   )
+}
+
+const CELL_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\r': '\\r', '\n': '\\n' }
+
+/**
+ * A client's text as one cell: a tab or a line break would split the row, so they are escaped, and
+ * so is backslash, so the escapes stay unambiguous.
+ */
+function escapeCell(text: string): string {
+  return text.replace(/[\\\t\r\n]/g, (c) => CELL_ESCAPES[c]!)
 }

@@ -7,12 +7,13 @@ export function itemJson(item: InventoryItem): string {
 }
 
 const jsonOrNull = (value: bigint | number | null) => (value === null ? 'null' : String(value))
+const stringOrNull = (value: string | null) => (value === null ? 'null' : JSON.stringify(value))
 
-/** A ledger row; the request id is a client's text (a plain one, see app.ts), escaped all the same. */
+/** A ledger row; the request id (a plain one, see app.ts) and the note are a client's text, escaped. */
 export function changeJson(c: InventoryChange): string {
   return (
     `{"seq":${c.seq},"petId":${c.petId},"previousQuantity":${jsonOrNull(c.previousQuantity)},"quantity":${c.quantity},` +
-    `"reason":"${c.reason}","orderId":${jsonOrNull(c.orderId)},"keyId":${jsonOrNull(c.keyId)},` +
-    `"requestId":${c.requestId === null ? 'null' : JSON.stringify(c.requestId)},"at":"${c.at}"}`
+    `"reason":"${c.reason}","note":${stringOrNull(c.note)},"orderId":${jsonOrNull(c.orderId)},"keyId":${jsonOrNull(c.keyId)},` +
+    `"requestId":${stringOrNull(c.requestId)},"at":"${c.at}"}`
   )
 }

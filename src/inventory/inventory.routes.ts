@@ -12,7 +12,7 @@ import { documentRateLimits } from '../http/rate-limit.js'
 import { ETAG_HEADER, IfMatchHeaders, IfNoneMatchHeaders, notModifiedResponse, sendRepresentation } from '../http/representation.js'
 import { writePrecondition } from './if-match.js'
 import { itemJson } from './inventory.json.js'
-import { PetIdParamsSchema } from './inventory.schema.js'
+import { type InventoryUpdate, PetIdParamsSchema } from './inventory.schema.js'
 import type { InventoryService } from './inventory.service.js'
 import { requires } from '../http/scopes.js'
 
@@ -117,7 +117,8 @@ const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { 
         security: requires('inventory:write'),
         summary: 'Set the stock quantity of one pet (experimental)',
         description:
-          'Sets the stock quantity of one pet: new arrivals, returns or manual adjustments. The status is left unchanged. ' +
+          'Sets the stock quantity of one pet: new arrivals, returns, physical counts or manual adjustments. The status is left unchanged. ' +
+          'The ledger row of the change (listInventoryChanges) records `reason` (`adjustment` when absent) and `note` (null when absent). ' +
           'The 200 is sent only after the change is committed durably.\n\n' +
           '**Experimental:** the request shape may change before this endpoint becomes stable.',
         tags: ['inventory'],
@@ -135,9 +136,9 @@ const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { 
       },
     },
     async (request, reply) => {
-      const { quantity } = request.body as { quantity: number }
+      const { quantity, reason, note } = request.body as InventoryUpdate
       const precondition = writePrecondition(request.headers['if-match'], requireIfMatch)
-      const item = await inventory.setQuantity(request.params.petId, quantity, requestActor(request), precondition)
+      const item = await inventory.setQuantity(request.params.petId, quantity, requestActor(request), precondition, { reason, note })
       return sendRepresentation(request, reply, itemJson(item))
     },
   )

@@ -1,5 +1,14 @@
 import { Type, type Static, type TSchema } from 'typebox'
-import { CHANGE_REASONS, MAX_QUANTITY, PET_STATUSES, type ChangeReason, type PetStatus } from '../domain.js'
+import {
+  CHANGE_REASONS,
+  MAX_QUANTITY,
+  NOTE_MAX_LENGTH,
+  PET_STATUSES,
+  SET_REASONS,
+  type ChangeReason,
+  type PetStatus,
+  type SetReason,
+} from '../domain.js'
 
 export const PetStatusSchema = Type.Unsafe<PetStatus>({
   $id: 'PetStatus',
@@ -28,12 +37,42 @@ export const InventoryItemSchema = Type.Object(
   { $id: 'InventoryItem', additionalProperties: false, description: 'The stock level of one pet.' },
 )
 
+/**
+ * No NUL (PostgreSQL's text cannot hold one) and no unpaired surrogate (UTF-8 cannot encode one, so
+ * it would come back as U+FFFD): what is refused here is what could not be recorded exactly. Ajv
+ * compiles patterns with the `u` flag, where a surrogate pair is one code point, outside the range.
+ */
+export const NOTE_PATTERN = '^[^\\u0000\\uD800-\\uDFFF]*$'
+
 export const InventoryUpdateSchema = Type.Object(
-  { quantity: QuantitySchema },
+  {
+    quantity: QuantitySchema,
+    reason: Type.Optional(
+      Type.Unsafe<SetReason>({
+        type: 'string',
+        enum: [...SET_REASONS],
+        default: 'adjustment',
+        description:
+          'Why the quantity is set, recorded on its ledger row: `arrival` (stock arrived), `return` (stock came back), ' +
+          "`count` (a physical count), `adjustment` (anything else; the default). The store's own reasons, `order`, " +
+          '`cancellation` and `import`, cannot be given.',
+      }),
+    ),
+    note: Type.Optional(
+      Type.String({
+        maxLength: NOTE_MAX_LENGTH,
+        pattern: NOTE_PATTERN,
+        description:
+          `Free text recorded on the ledger row as given, up to ${NOTE_MAX_LENGTH} characters (Unicode code points: ` +
+          'an emoji outside the Basic Multilingual Plane counts as one). NUL (U+0000) and unpaired surrogates are refused. ' +
+          'Omit it for no note.',
+      }),
+    ),
+  },
   {
     $id: 'InventoryUpdate',
     additionalProperties: false,
-    description: 'The new stock count. Unknown fields are rejected.',
+    description: 'The new stock count, and why. Unknown fields are rejected.',
   },
 )
 export type InventoryUpdate = Static<typeof InventoryUpdateSchema>
@@ -53,7 +92,8 @@ export const ChangeReasonSchema = Type.Unsafe<ChangeReason>({
   type: 'string',
   enum: [...CHANGE_REASONS],
   description:
-    "Why the quantity changed: `adjustment` (updateInventory), `import` (the operator's `petstore import inventory`), " +
+    'Why the quantity changed: `adjustment`, `arrival`, `return` or `count` (updateInventory, as its `reason` said; ' +
+    "`adjustment` by default), `import` (the operator's `petstore import inventory`), " +
     '`order` (placeOrder took the stock), `cancellation` (a cancelled order gave it back).',
 })
 
@@ -72,6 +112,7 @@ export const InventoryChangeSchema = Type.Object(
     previousQuantity: nullable(QuantitySchema, 'The quantity before the change; null when the change created the entry.'),
     quantity: QuantitySchema,
     reason: Type.Ref('ChangeReason'),
+    note: nullable(Type.String(), 'The note updateInventory was given, exactly; null when it gave none, and for every other reason.'),
     orderId: nullable(
       Type.Unsafe<bigint>({ type: 'integer', format: 'int64' }),
       'The order, for reasons `order` and `cancellation`; otherwise null.',

@@ -1,5 +1,5 @@
 import { NotFoundError, PreconditionFailedError } from '../errors.js'
-import type { Actor, ImportRecord, InventoryChange, InventoryItem } from '../domain.js'
+import type { Actor, ImportRecord, InventoryChange, InventoryItem, SetReason } from '../domain.js'
 import { refusingDuplicates, type ImportSource } from '../import/import-source.js'
 import type { Imports, InventoryReads, LedgerReads, StockWrites } from '../storage/ports.js'
 import type { Precondition } from '../stock/writes.js'
@@ -33,9 +33,18 @@ export class InventoryService {
     return item
   }
 
-  /** Sets a quantity; with a precondition, only if it holds for the entry when the write applies. */
-  async setQuantity(petId: bigint, quantity: number, actor: Actor, precondition?: Precondition): Promise<InventoryItem> {
-    const result = await this.storage.writeStock({ kind: 'set', petId, quantity, actor, precondition })
+  /**
+   * Sets a quantity; with a precondition, only if it holds for the entry when the write applies. Its
+   * ledger row records the reason (adjustment when none is given) and the note (null when none).
+   */
+  async setQuantity(
+    petId: bigint,
+    quantity: number,
+    actor: Actor,
+    precondition?: Precondition,
+    { reason = 'adjustment', note = null }: { reason?: SetReason | undefined; note?: string | null | undefined } = {},
+  ): Promise<InventoryItem> {
+    const result = await this.storage.writeStock({ kind: 'set', petId, quantity, reason, note, actor, precondition })
     if (result === 'not_found') throw new NotFoundError(`No inventory entry for pet ${petId}`)
     if (result === 'precondition_failed') {
       throw new PreconditionFailedError(`The entry for pet ${petId} has changed since the ETag in If-Match was read`)

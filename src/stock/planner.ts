@@ -62,13 +62,21 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
   const changes: InventoryChange[] = []
   let { lastChange, lastOrder } = state
 
-  const change = (entry: InventoryItem, quantity: number, reason: InventoryChange['reason'], orderId: bigint | null, actor: Actor) => {
+  const change = (
+    entry: InventoryItem,
+    quantity: number,
+    reason: InventoryChange['reason'],
+    orderId: bigint | null,
+    actor: Actor,
+    note: string | null = null,
+  ) => {
     changes.push({
       seq: ++lastChange,
       petId: entry.petId,
       previousQuantity: entry.quantity,
       quantity,
       reason,
+      note,
       orderId,
       keyId: actor.keyId,
       requestId: actor.requestId,
@@ -95,7 +103,7 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
         const entry = entries.get(w.petId)
         if (!entry) return 'not_found'
         if (w.precondition && !w.precondition(entry)) return 'precondition_failed'
-        change(entry, w.quantity, 'adjustment', null, w.actor)
+        change(entry, w.quantity, w.reason ?? 'adjustment', null, w.actor, w.note ?? null)
         return entries.get(w.petId)!
       }
       case 'place': {

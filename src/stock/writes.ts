@@ -1,4 +1,4 @@
-import type { Actor, InventoryItem, Order, OrderStatus } from '../domain.js'
+import type { Actor, InventoryItem, Order, OrderStatus, SetReason } from '../domain.js'
 
 /** Decides, inside a write's own transaction, whether the write may apply to the entry as it is. */
 export type Precondition = (current: InventoryItem) => boolean
@@ -14,7 +14,16 @@ export interface IdempotencyClaim {
  * placed, an order's status changed. They share commits, and are applied in submission order.
  */
 export type StockWrite =
-  | { kind: 'set'; petId: bigint; quantity: number; precondition?: Precondition | undefined; actor: Actor }
+  | {
+      kind: 'set'
+      petId: bigint
+      quantity: number
+      /** What its ledger row records: adjustment and no note when absent. */
+      reason?: SetReason | undefined
+      note?: string | null | undefined
+      precondition?: Precondition | undefined
+      actor: Actor
+    }
   | { kind: 'place'; petId: bigint; quantity: number; actor: Actor; idempotency?: IdempotencyClaim | undefined }
   | { kind: 'transition'; orderId: bigint; status: OrderStatus; actor: Actor }
 

@@ -6,10 +6,22 @@ import { importInventory, placeOrder, readAllChanges, setOrderStatus, type Inven
 
 const ABOVE_DOUBLE = 9007199254740993n
 const INT64_MIN = -9223372036854775808n
-const HEADER = 'SEQ\tAT\tREASON\tFROM\tTO\tORDER\tKEY\tREQUEST'
+const HEADER = 'SEQ\tAT\tREASON\tFROM\tTO\tORDER\tKEY\tREQUEST\tNOTE'
+/** A note as its cell shows it: backslash, tab, CR and LF escaped, so one change stays one line. */
+const escaped = (note: string) => note.replaceAll('\\', '\\\\').replaceAll('\t', '\\t').replaceAll('\r', '\\r').replaceAll('\n', '\\n')
 
 const line = (c: InventoryChange) =>
-  [c.seq, c.at, c.reason, c.previousQuantity ?? '-', c.quantity, c.orderId ?? '-', c.keyId ?? '-', c.requestId ?? '-'].join('\t')
+  [
+    c.seq,
+    c.at,
+    c.reason,
+    c.previousQuantity ?? '-',
+    c.quantity,
+    c.orderId ?? '-',
+    c.keyId ?? '-',
+    c.requestId ?? '-',
+    c.note === null ? '-' : escaped(c.note),
+  ].join('\t')
 const table = (rows: InventoryChange[]) => `${[HEADER, ...rows.map(line)].join('\n')}\n`
 
 for (const backend of BACKENDS) {
@@ -26,6 +38,7 @@ for (const backend of BACKENDS) {
         { petId: 2, quantity: 0 },
         { petId: ABOVE_DOUBLE, quantity: 5 },
         { petId: INT64_MIN, quantity: 1 },
+        { petId: 3, quantity: 0 },
       ])
       const ok = (status: number, expected: number) => assert.equal(status, expected)
       ok(
@@ -52,10 +65,56 @@ for (const backend of BACKENDS) {
       assert.equal(result.code, 0, result.stderr)
       assert.equal(result.stdout, table(rows))
       const lines = result.stdout.trimEnd().split('\n')
-      assert.match(lines.at(-1)!, /^\d+\t\S+\timport\t-\t10\t-\t-\t-$/, 'the creating import: no FROM, ORDER, KEY or REQUEST')
+      assert.match(lines.at(-1)!, /^\d+\t\S+\timport\t-\t10\t-\t-\t-\t-$/, 'the creating import: no FROM, ORDER, KEY, REQUEST or NOTE')
       assert.ok(
-        lines.some((l) => l.endsWith('\thistory-1')),
+        lines.some((l) => l.endsWith('\thistory-1\t-')),
         "the client's request id",
+      )
+    })
+
+    test('When changes carry reasons and notes, then REASON shows each and NOTE ends the line, escaped to stay one line', async () => {
+      const { server, token } = suite
+      const notes = [
+        ['arrival', 'crate 7'],
+        ['return', 'tab\there\r\nand a line'],
+        ['count', 'C:\\shelf\\n is not a newline'],
+        ['adjustment', 'ünïcødé 🐕 ok'],
+        ['count', ''],
+      ] as const
+      for (const [q, [reason, note]] of notes.entries()) {
+        const res = await server.request('PATCH', '/v1/inventory/3', { token, body: { quantity: q + 1, reason, note } })
+        assert.equal(res.status, 200, res.text)
+      }
+      assert.equal((await server.request('PATCH', '/v1/inventory/3', { token, body: { quantity: 9, reason: 'return' } })).status, 200)
+      const result = await cli('history', '3')
+      assert.equal(result.code, 0, result.stderr)
+      const lines = result.stdout.trimEnd().split('\n')
+      assert.equal(lines.length, 1 + notes.length + 2, 'one line per change: header, six PATCHes, the import')
+      const cells = lines.slice(1).map((l) => l.split('\t'))
+      assert.ok(
+        cells.every((c) => c.length === 9),
+        'nine cells on every line',
+      )
+      assert.deepEqual(
+        cells.map((c) => [c[2], c[8]]),
+        [
+          ['return', '-'],
+          ['count', ''],
+          ['adjustment', 'ünïcødé 🐕 ok'],
+          ['count', 'C:\\\\shelf\\\\n is not a newline'],
+          ['return', 'tab\\there\\r\\nand a line'],
+          ['arrival', 'crate 7'],
+          ['import', '-'],
+        ],
+      )
+      assert.equal(result.stdout, table(await newestFirst(3n)))
+      const json = await cli('history', '3', '--json')
+      assert.equal(json.code, 0, json.stderr)
+      const rows = parseExact(json.stdout) as InventoryChange[]
+      assert.deepEqual(
+        rows.map((r) => [r.reason, r.note]),
+        [['return', null], ...[...notes].reverse(), ['import', null]],
+        'the JSON holds each note exactly',
       )
     })
 

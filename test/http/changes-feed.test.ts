@@ -47,7 +47,7 @@ if (!postgres) {
       await held.connect()
       try {
         await held.query('BEGIN')
-        await held.query("SELECT * FROM set_inventory_quantities('{1}', '{1000}', '{NULL}', '{held}', now())")
+        await held.query("SELECT * FROM set_inventory_quantities('{1}', '{1000}', '{NULL}', '{held}', '{adjustment}', '{NULL}', now())")
         const patch = b.request('PATCH', '/v1/inventory/2', { token, body: { quantity: 1000 } })
         let answered = false
         void patch.then(() => (answered = true))

@@ -52,6 +52,7 @@ for (const backend of BACKENDS) {
         previousQuantity: 10,
         quantity: 4,
         reason: 'adjustment',
+        note: null,
         orderId: null,
         keyId,
         requestId: res.headers.get('x-request-id'),

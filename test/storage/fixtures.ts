@@ -74,7 +74,7 @@ export function expectChanges(actual: InventoryChange[], expected: Omit<Inventor
 
 export const now = () => new Date().toISOString()
 
-/** A row of the ledger, with the fields an adjustment, an import or an order leaves. */
+/** A row of the ledger, with the fields a PATCH's set, an import or an order leaves. */
 export const row = (
   seq: bigint,
   petId: bigint,
@@ -83,4 +83,15 @@ export const row = (
   reason: InventoryChange['reason'],
   who: Actor = { keyId: null, requestId: null },
   orderId: bigint | null = null,
-): Omit<InventoryChange, 'at'> => ({ seq, petId, previousQuantity, quantity, reason, orderId, keyId: who.keyId, requestId: who.requestId })
+  note: string | null = null,
+): Omit<InventoryChange, 'at'> => ({
+  seq,
+  petId,
+  previousQuantity,
+  quantity,
+  reason,
+  note,
+  orderId,
+  keyId: who.keyId,
+  requestId: who.requestId,
+})

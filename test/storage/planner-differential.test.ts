@@ -1,5 +1,5 @@
 // The stock rules are written once in TypeScript (src/stock/planner.ts) and, for batches of plain sets
-// on PostgreSQL, a second time in SQL (set_inventory_quantities). This property feeds the same random
+// on PostgreSQL, a second time in SQL (set_inventory_quantities), each set's reason and note included. This property feeds the same random
 // batches to planBatch, on the state read from the storage, and to the storage itself, and requires the
 // same results, ledger rows, entries and orders: on SQLite it checks that the backend reads the state
 // and writes the plan faithfully; on PostgreSQL it checks both paths, the SQL function included.
@@ -10,11 +10,13 @@ import {
   MAX_QUANTITY,
   ORDER_STATUSES,
   PET_STATUSES,
+  SET_REASONS,
   type Actor,
   type InventoryItem,
   type Order,
   type OrderStatus,
   type PetStatus,
+  type SetReason,
 } from '../../src/domain.js'
 import { claimKey, type StoredClaim } from '../../src/stock/claims.js'
 import { planBatch, type BatchState } from '../../src/stock/planner.js'
@@ -36,8 +38,10 @@ type OrderRef = { existing: number } | { upcoming: number }
 type PreconditionSpec = { quantityIs: number } | { statusIs: PetStatus }
 type ClaimSpec = { key: 'a' | 'b' | 'c'; fingerprint: 'x' | 'y' }
 type ActorSpec = { keyId: 1 | 2 | null; requestId: string | null }
+/** A set's reason and note: absent (undefined) as well as given, null notes included. */
+type WhySpec = { reason: SetReason | undefined; note: string | null | undefined }
 type WriteSpec =
-  | { kind: 'set'; pet: PetRef; quantity: number; precondition: PreconditionSpec | null; actor: ActorSpec }
+  | { kind: 'set'; pet: PetRef; quantity: number; precondition: PreconditionSpec | null; actor: ActorSpec; why: WhySpec }
   | { kind: 'place'; pet: PetRef; quantity: number; claim: ClaimSpec | null; actor: ActorSpec }
   | { kind: 'transition'; order: OrderRef; status: OrderStatus; actor: ActorSpec }
 
@@ -50,6 +54,15 @@ const actorArb: fc.Arbitrary<ActorSpec> = fc.record({
   keyId: fc.constantFrom(1 as const, 2 as const, null),
   requestId: fc.option(fc.constantFrom('r1', 'r2', 'r3')),
 })
+/** Any code point but NUL (refused before storage, see NOTE_PATTERN), short and at the 500 bound. */
+const noteArb = fc.oneof(
+  { weight: 4, arbitrary: fc.string({ unit: 'binary', maxLength: 12 }).map((s) => s.replaceAll('\u0000', '')) },
+  { weight: 1, arbitrary: fc.constantFrom('', 'x'.repeat(500), '🐕'.repeat(500), 'tab\tline\n"q"\\') },
+)
+const whyArb: fc.Arbitrary<WhySpec> = fc.record({
+  reason: fc.option(fc.constantFrom(...SET_REASONS), { nil: undefined }),
+  note: fc.option(fc.option(noteArb, { nil: null }), { nil: undefined }),
+})
 const claimArb: fc.Arbitrary<ClaimSpec> = fc.record({ key: fc.constantFrom('a', 'b', 'c'), fingerprint: fc.constantFrom('x', 'y') })
 const plainSetArb: fc.Arbitrary<WriteSpec> = fc.record({
   kind: fc.constant('set' as const),
@@ -57,6 +70,7 @@ const plainSetArb: fc.Arbitrary<WriteSpec> = fc.record({
   quantity: quantityArb,
   precondition: fc.constant(null),
   actor: actorArb,
+  why: whyArb,
 })
 const writeArb: fc.Arbitrary<WriteSpec> = fc.oneof(
   plainSetArb,
@@ -69,6 +83,7 @@ const writeArb: fc.Arbitrary<WriteSpec> = fc.oneof(
       fc.record({ statusIs: fc.constantFrom(...PET_STATUSES) }),
     ),
     actor: actorArb,
+    why: whyArb,
   }),
   fc.record({
     kind: fc.constant('place' as const),
@@ -127,6 +142,8 @@ function toWrite(spec: WriteSpec, run: number, orders: bigint[], lastOrder: bigi
         kind: 'set',
         petId: petId(spec.pet),
         quantity: spec.quantity,
+        reason: spec.why.reason,
+        note: spec.why.note,
         actor,
         precondition: spec.precondition ? precondition(spec.precondition) : undefined,
       }
@@ -189,6 +206,9 @@ for (const backend of BACKENDS) {
       let plainBatches = 0
       let mixedBatches = 0
       let singleCommit = 0
+      // Rows of plain-set batches with a reason other than the default, and with a note: the SQL function's new columns.
+      let reasonedRows = 0
+      let notedRows = 0
 
       const apply = async (w: StockWrite) => {
         const r = await storage.writeStock(w)
@@ -231,8 +251,11 @@ for (const backend of BACKENDS) {
           const batch = specs.map((spec) => toWrite(spec, run, [...state.orders.keys()], state.lastOrder))
           const plan = planBatch(batch, state, 'AT')
           const plain = batch.every((w) => w.kind === 'set' && !w.precondition)
-          if (plain) plainBatches++
-          else mixedBatches++
+          if (plain) {
+            plainBatches++
+            reasonedRows += plan.changes.filter((c) => c.reason !== 'adjustment').length
+            notedRows += plan.changes.filter((c) => c.note !== null).length
+          } else mixedBatches++
 
           // Every earlier write was answered before this time, so the batch's own times are the ones at or after it.
           await sleep(2)
@@ -272,10 +295,12 @@ for (const backend of BACKENDS) {
         { numRuns: RUNS },
       )
       t.diagnostic(`${plainBatches} plain-set batches, ${mixedBatches} mixed; ${singleCommit} of ${RUNS} committed as one`)
+      t.diagnostic(`plain-set rows: ${reasonedRows} with a reason other than adjustment, ${notedRows} with a note`)
       // The property covered both paths, and the group commit applied most batches as one commit.
       assert.ok(plainBatches >= RUNS / 5, `only ${plainBatches} of ${RUNS} batches were plain sets`)
       assert.ok(mixedBatches >= RUNS / 5, `only ${mixedBatches} of ${RUNS} batches were mixed`)
       assert.ok(singleCommit > 0, 'no batch was committed as one')
+      assert.ok(reasonedRows > 0 && notedRows > 0, 'plain-set batches carried reasons and notes')
     })
   })
 }

@@ -100,6 +100,79 @@ for (const backend of BACKENDS) {
       })
     })
 
+    describe('set: reason and note (issue 23)', () => {
+      const NOTE = 'ünïcødé 🐕\t"quoted"\n\\'
+
+      test('When sets give reasons and notes, one at a time, then each row records its own; without them, adjustment and null', async () => {
+        const { storage } = fixture
+        const last = await start()
+        const from = now()
+        const writes: StockWrite[] = [
+          { kind: 'set', petId: 1n, quantity: 11, reason: 'arrival', note: 'crate 7', actor: who },
+          { kind: 'set', petId: 2n, quantity: 6, reason: 'return', note: null, actor: who },
+          { kind: 'set', petId: 3n, quantity: 1, reason: 'count', note: NOTE, actor: who, precondition: (c) => c.quantity === 0 },
+          { kind: 'set', petId: 1n, quantity: 12, note: '', actor: who },
+          { kind: 'set', petId: 1n, quantity: 13, reason: 'adjustment', actor: who },
+          { kind: 'set', petId: 1n, quantity: 14, actor: who },
+          { kind: 'set', petId: 3n, quantity: 2, reason: 'count', note: 'refused', actor: who, precondition: () => false },
+        ]
+        for (const w of writes) await storage.writeStock(w)
+        expectChanges(
+          await changesAfter(storage, last),
+          [
+            row(4n, 1n, 10, 11, 'arrival', who, null, 'crate 7'),
+            row(5n, 2n, 5, 6, 'return', who),
+            row(6n, 3n, 0, 1, 'count', who, null, NOTE),
+            row(7n, 1n, 11, 12, 'adjustment', who, null, ''),
+            row(8n, 1n, 12, 13, 'adjustment', who),
+            row(9n, 1n, 13, 14, 'adjustment', who),
+          ],
+          from,
+          now(),
+        )
+      })
+
+      for (const [what, precondition] of [
+        ['plain sets (on PostgreSQL, set_inventory_quantities)', undefined],
+        ['sets with preconditions (the planned path)', () => true],
+      ] as const) {
+        test(`When ${what} with reasons and notes share a commit, then each row records its own, in order`, async () => {
+          const { storage } = fixture
+          const last = await start()
+          const from = now()
+          const notes = [null, 'a', NOTE, 'n'.repeat(500), '🐕'.repeat(500), null]
+          const reasons = ['count', 'arrival', 'return', 'adjustment', 'count', 'arrival'] as const
+          const batch: StockWrite[] = notes.map((note, i) => ({
+            kind: 'set',
+            petId: BigInt(1 + (i % 2)),
+            quantity: 100 + i,
+            reason: reasons[i],
+            note,
+            actor: actor(i, `r${i}`),
+            precondition,
+          }))
+          await Promise.all(batch.map((w) => storage.writeStock(w)))
+          expectChanges(
+            await changesAfter(storage, last),
+            notes.map((note, i) =>
+              row(
+                4n + BigInt(i),
+                BigInt(1 + (i % 2)),
+                i < 2 ? START[i]!.quantity : 100 + i - 2,
+                100 + i,
+                reasons[i]!,
+                actor(i, `r${i}`),
+                null,
+                note,
+              ),
+            ),
+            from,
+            now(),
+          )
+        })
+      }
+    })
+
     describe('place', () => {
       test('When an order is placed, then it answers the order, the stock goes down, and one order row records it', async () => {
         const { storage } = fixture

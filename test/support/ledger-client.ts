@@ -12,7 +12,8 @@ export interface InventoryChange {
   petId: bigint
   previousQuantity: number | null
   quantity: number
-  reason: 'adjustment' | 'import' | 'order' | 'cancellation'
+  reason: 'adjustment' | 'arrival' | 'return' | 'count' | 'import' | 'order' | 'cancellation'
+  note: string | null
   orderId: number | null
   keyId: number | null
   requestId: string | null
@@ -28,7 +29,7 @@ export interface Order {
   updatedAt: string
 }
 
-export const CHANGE_FIELDS = ['at', 'keyId', 'orderId', 'petId', 'previousQuantity', 'quantity', 'reason', 'requestId', 'seq']
+export const CHANGE_FIELDS = ['at', 'keyId', 'note', 'orderId', 'petId', 'previousQuantity', 'quantity', 'reason', 'requestId', 'seq']
 export const ORDER_FIELDS = ['id', 'petId', 'placedAt', 'quantity', 'status', 'updatedAt']
 /** RFC 3339 UTC with milliseconds, as the contract writes every time. */
 export const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
@@ -55,7 +56,12 @@ export function assertChangeShape(change: unknown): asserts change is InventoryC
   assert.equal(typeof c.petId, 'bigint')
   assert.ok(c.previousQuantity === null || Number.isSafeInteger(c.previousQuantity), 'previousQuantity')
   assert.ok(Number.isSafeInteger(c.quantity) && (c.quantity as number) >= 0, 'quantity')
-  assert.ok(['adjustment', 'import', 'order', 'cancellation'].includes(c.reason as string), `reason ${String(c.reason)}`)
+  assert.ok(
+    ['adjustment', 'arrival', 'return', 'count', 'import', 'order', 'cancellation'].includes(c.reason as string),
+    `reason ${String(c.reason)}`,
+  )
+  assert.ok(c.note === null || typeof c.note === 'string', 'note')
+  assert.ok(c.note === null || ['adjustment', 'arrival', 'return', 'count'].includes(c.reason as string), 'only a PATCH leaves a note')
   assert.ok(c.orderId === null || Number.isSafeInteger(c.orderId), 'orderId')
   assert.ok(c.keyId === null || Number.isSafeInteger(c.keyId), 'keyId')
   assert.ok(c.requestId === null || typeof c.requestId === 'string', 'requestId')

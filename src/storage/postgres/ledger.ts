@@ -5,12 +5,12 @@ import { type ChangeRow, toChange } from './rows.js'
 
 /*
  * The ledger, inventory_changes: its reads, and every row the TypeScript side writes to it (the
- * set_inventory_quantities function of migration 004 writes those of plain PATCH batches). Writers
+ * set_inventory_quantities function of migration 007 writes those of plain PATCH batches). Writers
  * hold the inventory_version lock (lockInventory) and give seqs out from its last_change counter.
  */
 
 const CHANGE_COLUMNS =
-  'seq::text AS seq, pet_id::text AS pet_id, previous_quantity, quantity, reason, order_id::text AS order_id, key_id, request_id, at'
+  'seq::text AS seq, pet_id::text AS pet_id, previous_quantity, quantity, reason, note, order_id::text AS order_id, key_id, request_id, at'
 
 export function postgresLedger(db: PostgresConnection): LedgerReads {
   return {
@@ -31,8 +31,8 @@ export function postgresLedger(db: PostgresConnection): LedgerReads {
   }
 }
 
-/** The parameter type of each column of an inserted ledger row, seq to request_id. */
-const CHANGE_ARRAYS = ['bigint', 'bigint', 'integer', 'integer', 'text', 'bigint', 'integer', 'text']
+/** The parameter type of each column of an inserted ledger row, seq to note. */
+const CHANGE_ARRAYS = ['bigint', 'bigint', 'integer', 'integer', 'text', 'bigint', 'integer', 'text', 'text']
 
 /**
  * A stock batch's ledger rows, as the INSERT of one data-modifying CTE inside the batch's single
@@ -42,7 +42,7 @@ const CHANGE_ARRAYS = ['bigint', 'bigint', 'integer', 'integer', 'text', 'bigint
 export function insertPlanChanges(changes: InventoryChange[], first: number, at: number): { sql: string; values: unknown[] } {
   const arrays = CHANGE_ARRAYS.map((type, i) => `$${first + i}::${type}[]`).join(', ')
   return {
-    sql: `INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, order_id, key_id, request_id, at)
+    sql: `INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, order_id, key_id, request_id, note, at)
          SELECT v.*, $${at} FROM unnest(${arrays}) AS v`,
     values: [
       changes.map((c) => String(c.seq)),
@@ -53,6 +53,7 @@ export function insertPlanChanges(changes: InventoryChange[], first: number, at:
       changes.map((c) => (c.orderId === null ? null : String(c.orderId))),
       changes.map((c) => c.keyId),
       changes.map((c) => c.requestId),
+      changes.map((c) => c.note),
     ],
   }
 }

@@ -33,6 +33,7 @@ export interface ChangeRow {
   previous_quantity: number | null
   quantity: number
   reason: ChangeReason
+  note: string | null
   order_id: string | null
   key_id: number | null
   request_id: string | null
@@ -81,6 +82,7 @@ export const toChange = (r: ChangeRow): InventoryChange => ({
   previousQuantity: r.previous_quantity,
   quantity: r.quantity,
   reason: r.reason,
+  note: r.note,
   orderId: r.order_id === null ? null : BigInt(r.order_id),
   keyId: r.key_id,
   requestId: r.request_id,

@@ -25,7 +25,7 @@ export function postgresStock(db: PostgresConnection): StockWrites & { drain(): 
 
 /**
  * One transaction, one commit, for a whole batch, applied in submission order. A batch of plain
- * PATCHes is one call of set_inventory_quantities (migration 004): one round trip. Anything else
+ * PATCHes is one call of set_inventory_quantities (migration 007): one round trip. Anything else
  * (If-Match preconditions, orders) locks the inventory_version row first, like every inventory
  * writer (see lockInventory), reads what planBatch needs, which no other writer can change until
  * the commit, and writes the plan in one statement.
@@ -37,12 +37,15 @@ async function commitStockWrites(db: PostgresConnection, batch: StockWrite[], de
     const sets = batch as Extract<StockWrite, { kind: 'set' }>[]
     const rows = await db.withConnection(deadline, (run) =>
       run<{ write_ord: string; write_status: PetStatus }>(
-        'SELECT write_ord::text, write_status FROM set_inventory_quantities($1::bigint[], $2::integer[], $3::integer[], $4::text[], $5)',
+        `SELECT write_ord::text, write_status
+         FROM set_inventory_quantities($1::bigint[], $2::integer[], $3::integer[], $4::text[], $5::text[], $6::text[], $7)`,
         [
           sets.map((w) => String(w.petId)),
           sets.map((w) => w.quantity),
           sets.map((w) => w.actor.keyId),
           sets.map((w) => w.actor.requestId),
+          sets.map((w) => w.reason ?? 'adjustment'),
+          sets.map((w) => w.note ?? null),
           at,
         ],
       ),
@@ -100,25 +103,25 @@ async function readClaims(run: Run, claims: { keyId: number; key: string }[], at
 async function writePlan(run: Run, plan: BatchPlan, at: Date) {
   const { quantities, newOrders, changedOrders, changes, claims } = plan
   const stored = claims.map((c) => storedPlacement(c.placement))
-  const logged = insertPlanChanges(changes, 9, 19)
+  const logged = insertPlanChanges(changes, 9, 20)
   await run(
     `WITH quantities AS (
          UPDATE inventory AS i SET quantity = v.quantity FROM unnest($1::bigint[], $2::integer[]) AS v(pet_id, quantity)
          WHERE i.pet_id = v.pet_id AND cardinality($1::bigint[]) > 0
        ), placed AS (
          INSERT INTO orders (id, pet_id, quantity, status, placed_at, updated_at)
-         SELECT id, pet_id, quantity, status, $19, $19 FROM unnest($3::bigint[], $4::bigint[], $5::integer[], $6::text[]) AS v(id, pet_id, quantity, status)
+         SELECT id, pet_id, quantity, status, $20, $20 FROM unnest($3::bigint[], $4::bigint[], $5::integer[], $6::text[]) AS v(id, pet_id, quantity, status)
        ), moved AS (
-         UPDATE orders AS o SET status = v.status, updated_at = $19 FROM unnest($7::bigint[], $8::text[]) AS v(id, status) WHERE o.id = v.id
+         UPDATE orders AS o SET status = v.status, updated_at = $20 FROM unnest($7::bigint[], $8::text[]) AS v(id, status) WHERE o.id = v.id
        ), logged AS (
          ${logged.sql}
        ), claimed AS (
          INSERT INTO idempotency_keys (key_id, idempotency_key, fingerprint, outcome, order_id, available, created_at)
-         SELECT v.*, $19 FROM unnest($20::integer[], $21::text[], $22::text[], $23::text[], $24::bigint[], $25::integer[]) AS v
+         SELECT v.*, $20 FROM unnest($21::integer[], $22::text[], $23::text[], $24::text[], $25::bigint[], $26::integer[]) AS v
          ON CONFLICT (key_id, idempotency_key) DO UPDATE SET fingerprint = excluded.fingerprint, outcome = excluded.outcome,
            order_id = excluded.order_id, available = excluded.available, created_at = excluded.created_at
        )
-       UPDATE inventory_version SET last_change = $17, last_order = $18`,
+       UPDATE inventory_version SET last_change = $18, last_order = $19`,
     [
       [...quantities.keys()].map(String),
       [...quantities.values()],

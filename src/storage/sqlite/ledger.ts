@@ -16,8 +16,8 @@ export function lastSeq(conn: SqliteConnection): bigint {
 
 /** Appends planned rows, seqs included. */
 export function appendChanges(conn: SqliteConnection, rows: InventoryChange[]): void {
-  const insert = conn.statement(`INSERT INTO inventory_changes (${CHANGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-  for (const c of rows) insert.run(c.seq, c.petId, c.previousQuantity, c.quantity, c.reason, c.orderId, c.keyId, c.requestId, c.at)
+  const insert = conn.statement(`INSERT INTO inventory_changes (${CHANGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+  for (const c of rows) insert.run(c.seq, c.petId, c.previousQuantity, c.quantity, c.reason, c.note, c.orderId, c.keyId, c.requestId, c.at)
 }
 
 /**

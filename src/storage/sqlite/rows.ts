@@ -15,6 +15,7 @@ export type ChangeRow = [
   previous: bigint | null,
   quantity: bigint,
   reason: string,
+  note: string | null,
   orderId: bigint | null,
   keyId: bigint | null,
   requestId: string | null,
@@ -30,7 +31,7 @@ export interface KeyRow {
 }
 
 export const ORDER_COLUMNS = 'id, pet_id, quantity, status, placed_at, updated_at'
-export const CHANGE_COLUMNS = 'seq, pet_id, previous_quantity, quantity, reason, order_id, key_id, request_id, at'
+export const CHANGE_COLUMNS = 'seq, pet_id, previous_quantity, quantity, reason, note, order_id, key_id, request_id, at'
 
 export const toItem = ([petId, quantity, status]: InventoryRow): InventoryItem => ({
   petId,
@@ -47,12 +48,13 @@ export const toOrder = ([id, petId, quantity, status, placedAt, updatedAt]: Orde
   updatedAt,
 })
 
-export const toChange = ([seq, petId, previous, quantity, reason, orderId, keyId, requestId, at]: ChangeRow): InventoryChange => ({
+export const toChange = ([seq, petId, previous, quantity, reason, note, orderId, keyId, requestId, at]: ChangeRow): InventoryChange => ({
   seq,
   petId,
   previousQuantity: previous === null ? null : Number(previous),
   quantity: Number(quantity),
   reason: reason as ChangeReason,
+  note,
   orderId,
   keyId: keyId === null ? null : Number(keyId),
   requestId,

@@ -104,6 +104,7 @@ for (const backend of BACKENDS) {
         orderId: order.id,
         keyId,
         requestId: res.headers.get('x-request-id'),
+        note: null,
         at: rows[0]!.at,
       })
       assertTimeWithin(rows[0]!.at, started, ended, 'at')
@@ -412,6 +413,7 @@ for (const backend of BACKENDS) {
               orderId: order.id,
               keyId: otherKeyId,
               requestId: `cancel-${order.id}`,
+              note: null,
               at: rows[0]?.at,
             },
           ])

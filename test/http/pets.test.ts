@@ -106,6 +106,7 @@ for (const backend of BACKENDS) {
           orderId: null,
           keyId: null,
           requestId: null,
+          note: null,
           at: undefined,
         },
       )

@@ -38,12 +38,11 @@ for (const backend of BACKENDS) {
     const entry = async (petId: bigint) => (await get()).body.find((i: { petId: bigint }) => i.petId === petId)
     /** The id `keys list` shows for the active key with this name. */
     const idOf = async (name: string) => {
-      const rows = (await cli('keys', 'list')).stdout
+      const [header, ...rows] = (await cli('keys', 'list')).stdout
         .trim()
         .split('\n')
-        .slice(1)
         .map((l) => l.split('\t'))
-      return rows.find((r) => r[1] === name && r[5] === '-')?.[0]
+      return rows.find((r) => r[1] === name && r[header!.indexOf('REVOKED')] === '-')?.[0]
     }
 
     test('When a key is created, then stdout holds only the token, and the running server accepts it at once', async () => {

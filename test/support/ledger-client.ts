@@ -164,12 +164,12 @@ export function changesSince(server: Served, token: string, after: number, petId
 export async function keyIdOf(server: Served, name: string): Promise<number> {
   const result = await server.cli(['keys', 'list'])
   assert.equal(result.code, 0, result.stderr)
-  const rows = result.stdout
+  const [header, ...rows] = result.stdout
     .trim()
     .split('\n')
-    .slice(1)
     .map((l) => l.split('\t'))
-  const id = rows.find((r) => r[1] === name && r[4] === '-')?.[0]
+  const revoked = header!.indexOf('REVOKED')
+  const id = rows.find((r) => r[1] === name && r[revoked] === '-')?.[0]
   assert.ok(id, `keys list shows no active key '${name}':\n${result.stdout}`)
   return Number(id)
 }

@@ -26,7 +26,13 @@ test('When a database made before migration 004 is migrated, then its rows and i
     const dump = () => TABLES.map((t) => db.prepare(`SELECT * FROM ${t} ORDER BY 1`).raw().safeIntegers().all())
     const before = dump()
 
-    assert.deepEqual(migrateSqlite(db, all), ['004_checks_without_in_lists'])
+    assert.deepEqual(
+      migrateSqlite(
+        db,
+        all.filter((m) => m.version <= 4),
+      ),
+      ['004_checks_without_in_lists'],
+    )
 
     assert.deepEqual(dump(), before)
     const indexes = db

@@ -39,6 +39,7 @@ async function cancelledOrder(s: TestServer, token: string): Promise<string> {
 }
 const TRIGGERS: Record<string, Record<number, Trigger>> = {
   'GET /inventory': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/inventory?limit=0', { token }) },
     401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/inventory') },
     429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/inventory', { token })) },
     500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/inventory', { token }) },

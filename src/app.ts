@@ -132,7 +132,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(auth, { keys, cache })
   const inventory = new InventoryService(storage)
   await app.register(changesRoutes, { prefix: API_PREFIX, inventory })
-  await app.register(inventoryRoutes, { prefix: API_PREFIX, inventory, list: cache.inventoryList, requireIfMatch: config.requireIfMatch })
+  await app.register(inventoryRoutes, {
+    prefix: API_PREFIX,
+    inventory,
+    list: cache.inventoryList,
+    listByStatus: cache.inventoryListByStatus,
+    requireIfMatch: config.requireIfMatch,
+  })
   await app.register(ordersRoutes, { prefix: API_PREFIX, orders: new OrdersService(storage) })
   await app.register(petsRoutes, {
     prefix: API_PREFIX,

@@ -1,4 +1,4 @@
-import type { AuthenticatedKey } from '../domain.js'
+import { type AuthenticatedKey, PET_STATUSES, type PetStatus } from '../domain.js'
 import type { Storage, Versions } from '../storage/ports.js'
 import { releaseListBody, type ListBody } from './list-body.js'
 import { VersionedLru, VersionedValue } from './versioned.js'
@@ -21,6 +21,10 @@ const MAX_VERIFIED_KEYS = 10_000
 export class FreshCache {
   /** The serialized inventory list and its entity tag, under the inventory counter. */
   readonly inventoryList = new VersionedValue<ListBody>(releaseListBody)
+  /** The list filtered by each status, each under the same inventory counter. */
+  readonly inventoryListByStatus = Object.fromEntries(
+    PET_STATUSES.map((status) => [status, new VersionedValue<ListBody>(releaseListBody)]),
+  ) as Record<PetStatus, VersionedValue<ListBody>>
   /** The key (id and scopes) per verified token, under the keys counter (a key made or revoked moves it). */
   readonly verifiedKeys: VersionedLru<string, AuthenticatedKey>
 

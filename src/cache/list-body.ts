@@ -1,3 +1,4 @@
+import type { PetStatus } from '../domain.js'
 import { EntityTagger } from '../entity-tags.js'
 import { type ByteSource, Spool } from './spool.js'
 
@@ -18,10 +19,12 @@ export interface ListBody {
  * one snapshot, each with the number of entries it completes (InventoryService.forEachJsonPiece).
  */
 export interface JsonPieces {
-  forEachJsonPiece(each: (json: Buffer, count: number) => Promise<void>): Promise<void>
+  forEachJsonPiece(each: (json: Buffer, count: number) => Promise<void>, status?: PetStatus): Promise<void>
 }
 
 export interface BuildListOptions {
+  /** Only the entries of this status (the list filtered by `status`). */
+  status?: PetStatus
   /** Where a large body goes; resolves undefined when none can be made, and the body stays in memory. */
   spool?: () => Promise<Spool | undefined>
 }
@@ -59,7 +62,7 @@ export async function buildListBody(inventory: JsonPieces, options: BuildListOpt
     await inventory.forEachJsonPiece(async (json, count) => {
       await push(json)
       entries += count
-    })
+    }, options.status)
     await push(Buffer.from(']'))
   } catch (error) {
     spool?.retire()

@@ -1,13 +1,13 @@
 import type { FastifyReply } from 'fastify'
 import { Type } from 'typebox'
-import { MAX_PAGE_SIZE } from '../paging.js'
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../paging.js'
 
 /** The `limit` query parameter of every paged listing. */
 export const PageLimitSchema = Type.Integer({
   minimum: 1,
   maximum: MAX_PAGE_SIZE,
-  default: 100,
-  description: `How many items to return at most, from 1 to ${MAX_PAGE_SIZE} (default 100).`,
+  default: DEFAULT_PAGE_SIZE,
+  description: `How many items to return at most, from 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}).`,
 })
 
 /** The Link header of a page that has a next one, as documented on every paged response. */

@@ -1,29 +1,41 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { API_ROUTE_DEPENDENCIES } from '../http/api-prefix.js'
+import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { API_PREFIX, API_ROUTE_DEPENDENCIES } from '../http/api-prefix.js'
 import { Type } from 'typebox'
 import { buildListBody, type ListBody } from '../cache/list-body.js'
 import { Spool } from '../cache/spool.js'
 import type { VersionedValue } from '../cache/versioned.js'
 import type { Config } from '../config.js'
+import type { PetStatus } from '../domain.js'
 import { errorResponses } from '../http/error.schema.js'
+import { sendJsonText } from '../http/json-reply.js'
+import { NEXT_LINK_HEADER, page } from '../http/paging.js'
 import { requestActor } from '../http/plugins/auth.js'
 import { documentRateLimits } from '../http/rate-limit.js'
 import { ETAG_HEADER, IfMatchHeaders, IfNoneMatchHeaders, notModifiedResponse, sendRepresentation } from '../http/representation.js'
+import { DEFAULT_PAGE_SIZE } from '../paging.js'
 import { writePrecondition } from './if-match.js'
 import { itemJson } from './inventory.json.js'
-import { type InventoryUpdate, PetIdParamsSchema } from './inventory.schema.js'
+import { type InventoryListQuery, InventoryListQuerySchema, type InventoryUpdate, PetIdParamsSchema } from './inventory.schema.js'
 import type { InventoryService } from './inventory.service.js'
 import { requires } from '../http/scopes.js'
+
+const INVENTORY_PATH = `${API_PREFIX}/inventory`
 
 export interface InventoryRoutesOptions extends Pick<Config, 'requireIfMatch'> {
   inventory: InventoryService
   /** Where the list body is kept, under the inventory counter (see FreshCache). */
   list: VersionedValue<ListBody>
+  /** Where the list of each status is kept, under the same counter. */
+  listByStatus: Record<PetStatus, VersionedValue<ListBody>>
 }
 
 /** The inventory area; registered under API_PREFIX. requireIfMatch: a PATCH without If-Match is refused. */
-const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { inventory, list: listBody, requireIfMatch }) => {
+const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (
+  app,
+  { inventory, list: listBody, listByStatus, requireIfMatch },
+) => {
   app.addHook('onRequest', app.authenticate)
   documentRateLimits(app)
   // A large list is kept in a spool file; where none can be made (a read-only TMPDIR), in memory.
@@ -35,6 +47,35 @@ const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { 
       return undefined
     })
 
+  /** The whole list, or that of one status, built from one snapshot in bounded pieces and cached under the inventory counter. */
+  const wholeList = (request: FastifyRequest, status: PetStatus | undefined): Promise<ListBody> => {
+    // The version was read by the auth hook at the start of this request, before any list read.
+    const version = request.versions.inventory
+    return (status === undefined ? listBody : listByStatus[status]).get(version, async () => {
+      const started = performance.now()
+      const body = await buildListBody(inventory, { spool: makeSpool, status })
+      // For operators watching what a write costs the readers: one line per rebuild, not per request.
+      const { rss, heapTotal, heapUsed, external, arrayBuffers } = process.memoryUsage()
+      const mib = (n: number) => Math.round(n / 1048576)
+      request.log.debug(
+        {
+          version,
+          status,
+          entries: body.entries,
+          bytes: body.length,
+          ms: Math.round(performance.now() - started),
+          rssMiB: mib(rss),
+          heapMiB: mib(heapUsed),
+          heapTotalMiB: mib(heapTotal),
+          externalMiB: mib(external),
+          arrayBuffersMiB: mib(arrayBuffers),
+        },
+        'inventory list built',
+      )
+      return body
+    })
+  }
+
   app.get(
     '/inventory',
     {
@@ -43,46 +84,46 @@ const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (app, { 
         security: requires('inventory:read'),
         summary: 'List stock levels',
         description:
-          'Returns current stock levels for all pets in the store, sorted by petId ascending. ' +
-          'The response carries an ETag of its exact bytes; send it back in If-None-Match to get 304 while nothing changed.',
+          'Returns current stock levels, sorted by petId ascending (as signed 64-bit integers).\n\n' +
+          'Without `limit` and `after`: every entry (with `status`, every entry of that status) in one response, which carries ' +
+          'an ETag of its exact bytes; send it back in If-None-Match to get 304 while nothing changed.\n\n' +
+          `With \`limit\` or \`after\` (or both): one page of up to \`limit\` entries (default ${DEFAULT_PAGE_SIZE}) with a petId above \`after\`, ` +
+          'from one snapshot, and a `Link` header with rel="next" while more remain, with the same `limit` and `status`. ' +
+          'Following the Links never shows an entry twice nor skips one that existed (and had the status asked for) for the whole walk, ' +
+          'whatever is written meanwhile. A page, like the other paged listings, carries no ETag and is never answered 304: ' +
+          'If-None-Match is ignored on it.',
         tags: ['inventory'],
+        querystring: InventoryListQuerySchema,
         headers: IfNoneMatchHeaders,
         response: {
           200: Type.Array(Type.Ref('InventoryItem'), {
-            description: 'Every inventory entry, sorted by petId ascending.',
-            headers: ETAG_HEADER,
+            description:
+              'Every inventory entry (of the status asked for), sorted by petId ascending; or with `limit` or `after`, one page of them.',
+            headers: {
+              ETag: Type.String({
+                description:
+                  'Strong entity tag of the exact response bytes: equal on every instance and across restarts, and changed whenever ' +
+                  'the representation changes. Sent with the whole list (filtered or not), not with a page.',
+              }),
+              ...NEXT_LINK_HEADER,
+            },
           }),
           ...notModifiedResponse,
-          ...errorResponses(401, 403, 500, 503),
+          ...errorResponses(400, 401, 403, 500, 503),
         },
       },
     },
     async (request, reply) => {
-      // The version was read by the auth hook at the start of this request, before any list read.
-      const version = request.versions.inventory
-      const list = await listBody.get(version, async () => {
-        const started = performance.now()
-        const body = await buildListBody(inventory, { spool: makeSpool })
-        // For operators watching what a write costs the readers: one line per rebuild, not per request.
-        const { rss, heapTotal, heapUsed, external, arrayBuffers } = process.memoryUsage()
-        const mib = (n: number) => Math.round(n / 1048576)
-        request.log.debug(
-          {
-            version,
-            entries: body.entries,
-            bytes: body.length,
-            ms: Math.round(performance.now() - started),
-            rssMiB: mib(rss),
-            heapMiB: mib(heapUsed),
-            heapTotalMiB: mib(heapTotal),
-            externalMiB: mib(external),
-            arrayBuffersMiB: mib(arrayBuffers),
-          },
-          'inventory list built',
-        )
-        return body
-      })
-      return sendRepresentation(request, reply, list.bytes, list.tag)
+      const { limit, after, status } = request.query as InventoryListQuery
+      if (limit === undefined && after === undefined) {
+        const list = await wholeList(request, status)
+        return sendRepresentation(request, reply, list.bytes, list.tag)
+      }
+      const size = limit ?? DEFAULT_PAGE_SIZE
+      // One row beyond the page says whether a next one exists, so the last page never links to an empty one.
+      const rows = await inventory.list({ after, limit: size + 1, status })
+      const items = page(reply, rows, size, INVENTORY_PATH, (entry) => entry.petId, { status })
+      return sendJsonText(reply, `[${items.map(itemJson).join(',')}]`)
     },
   )
 

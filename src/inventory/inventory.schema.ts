@@ -9,6 +9,7 @@ import {
   type PetStatus,
   type SetReason,
 } from '../domain.js'
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../paging.js'
 
 export const PetStatusSchema = Type.Unsafe<PetStatus>({
   $id: 'PetStatus',
@@ -80,6 +81,43 @@ export type InventoryUpdate = Static<typeof InventoryUpdateSchema>
 export const PetIdParamsSchema = Type.Object({
   petId: Int64Schema('The pet: a decimal int64 in canonical form (no leading zeros, no exponent).'),
 })
+
+/**
+ * listInventory's query. Without `limit` and `after` the answer is the whole list (of one status,
+ * with `status`), as before paging existed; either one makes it a page. Neither has a default, so
+ * the route can tell them absent.
+ */
+export const InventoryListQuerySchema = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_PAGE_SIZE,
+        description:
+          `Page through the list: at most this many entries, from 1 to ${MAX_PAGE_SIZE}. ` +
+          `Without it, a request with \`after\` gets pages of ${DEFAULT_PAGE_SIZE}; without either, the whole list.`,
+      }),
+    ),
+    after: Type.Optional(
+      Type.Unsafe<bigint>({
+        type: 'integer',
+        format: 'int64',
+        description:
+          'Page through the list: entries with a petId above this one (a canonical decimal int64). ' +
+          'The next page continues after the last petId of this one. Without it, a paged request starts at the smallest petId.',
+      }),
+    ),
+    status: Type.Optional(
+      Type.Unsafe<PetStatus>({
+        type: 'string',
+        enum: [...PET_STATUSES],
+        description: 'Only the entries with this status: the whole filtered list, or with `limit` or `after`, a page of it.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type InventoryListQuery = { limit?: number; after?: bigint; status?: PetStatus }
 
 /** A row of an import file, checked with the same validator as request bodies (petId is parsed separately). */
 export const InventoryRecordSchema = Type.Object(

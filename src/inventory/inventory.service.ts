@@ -1,7 +1,7 @@
 import { NotFoundError, PreconditionFailedError } from '../errors.js'
-import type { Actor, ImportRecord, InventoryChange, InventoryItem, SetReason } from '../domain.js'
+import type { Actor, ImportRecord, InventoryChange, InventoryItem, PetStatus, SetReason } from '../domain.js'
 import { refusingDuplicates, type ImportSource } from '../import/import-source.js'
-import type { Imports, InventoryReads, LedgerReads, StockWrites } from '../storage/ports.js'
+import type { Imports, InventoryQuery, InventoryReads, LedgerReads, StockWrites } from '../storage/ports.js'
 import type { Precondition } from '../stock/writes.js'
 
 /** How a pet's changes are found without an index by pet: seq windows of the primary key. */
@@ -22,9 +22,14 @@ export class InventoryService {
     private readonly scan: ChangeScan = CHANGE_SCAN,
   ) {}
 
-  /** Every entry as the list's JSON, in pieces from one snapshot (see Storage.forEachInventoryJson). */
-  forEachJsonPiece(onPiece: (json: Buffer, entries: number) => Promise<void>): Promise<void> {
-    return this.storage.forEachInventoryJson(onPiece)
+  /** Every entry (or those of one status) as the list's JSON, in pieces from one snapshot (see Storage.forEachInventoryJson). */
+  forEachJsonPiece(onPiece: (json: Buffer, entries: number) => Promise<void>, status?: PetStatus): Promise<void> {
+    return this.storage.forEachInventoryJson(onPiece, status)
+  }
+
+  /** Up to `limit` entries by petId above `after` (from the smallest without it), optionally of one status, from one snapshot. */
+  list(query: InventoryQuery): Promise<InventoryItem[]> {
+    return this.storage.listInventory(query)
   }
 
   async get(petId: bigint): Promise<InventoryItem> {

@@ -7,6 +7,7 @@ import type {
   OrderStatus,
   Pet,
   PetImportRecord,
+  PetStatus,
   Scope,
 } from '../domain.js'
 import type { ResultOf, StockWrite } from '../stock/writes.js'
@@ -33,6 +34,13 @@ export interface OrderQuery {
   after: bigint
   limit: number
   status?: OrderStatus | undefined
+}
+
+/** A page of the inventory: by petId (signed 64-bit) above `after`, or from the smallest without it, optionally of one status. */
+export interface InventoryQuery {
+  after?: bigint | undefined
+  limit: number
+  status?: PetStatus | undefined
 }
 
 export interface Versions {
@@ -84,9 +92,16 @@ export interface InventoryReads {
    * consistent snapshot taken after the call. It is handed to `onPiece` in pieces of bounded size as
    * it is read (an entry may span two), with the number of entries each piece completes; the next
    * piece is read once `onPiece` has resolved, and the event loop runs between pieces, so a large
-   * inventory never stalls the process nor fills its memory.
+   * inventory never stalls the process nor fills its memory. With `status`, only the entries of that
+   * status, read the same way: each step reads a bounded number of entries whatever few of them match.
    */
-  forEachInventoryJson(onPiece: (json: Buffer, entries: number) => Promise<void>): Promise<void>
+  forEachInventoryJson(onPiece: (json: Buffer, entries: number) => Promise<void>, status?: PetStatus): Promise<void>
+  /**
+   * Up to `limit` entries of the query, sorted by petId ascending, read in one statement (one
+   * snapshot). Keyset paging: a walk that continues after the last petId of each page never shows an
+   * entry twice, and never skips one that existed (and matched) for the whole walk.
+   */
+  listInventory(query: InventoryQuery): Promise<InventoryItem[]>
   /** One entry, or undefined when the pet has none. */
   getInventoryItem(petId: bigint): Promise<InventoryItem | undefined>
 }

@@ -50,6 +50,7 @@ const notAdmin = () => narrow.reader
 const notOther = () => narrow.admin
 const TRIGGERS: Record<string, Record<number, Trigger>> = {
   'GET /inventory': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/inventory?limit=0', { token }) },
     403: lacking('GET', '/v1/inventory', notOther),
     401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/inventory') },
     429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/inventory', { token })) },

@@ -73,6 +73,38 @@ for (const backend of BACKENDS) {
       assert.equal(head.headers.get('content-length'), res.headers.get('content-length'))
     })
 
+    test('When the list of one status or its pages are fetched, then they hold exactly the entries of that status, the list with its tag and 304', async () => {
+      const whole = (await list()).body as { petId: bigint; quantity: number; status: PetStatus }[]
+      for (const status of ['available', 'pending', 'sold'] as const) {
+        const res = await suite.server.request('GET', `/v1/inventory?status=${status}`, { token: suite.token })
+        assert.equal(res.status, 200)
+        // Built from many steps of 2,000 entries, of which each holds a third.
+        assert.equal(
+          res.text,
+          `[${whole
+            .filter((i) => i.status === status)
+            .map(itemJson)
+            .join(',')}]`,
+        )
+        assert.equal(res.headers.get('etag'), entityTag(res.text))
+        const again = await suite.server.request('GET', `/v1/inventory?status=${status}`, {
+          token: suite.token,
+          headers: { 'if-none-match': res.headers.get('etag')! },
+        })
+        assert.equal(again.status, 304)
+        // The pages of 1,000 join into the same list.
+        const pages: string[] = []
+        for (let path: string | undefined = `/v1/inventory?limit=1000&status=${status}`; path !== undefined; ) {
+          const page = await suite.server.request('GET', path, { token: suite.token })
+          assert.equal(page.status, 200)
+          pages.push(page.text.slice(1, -1))
+          path = /^<([^>]+)>; rel="next"$/.exec(page.headers.get('link') ?? '')?.[1]
+        }
+        assert.equal(pages.length, Math.ceil(PETS / 3 / 1000))
+        assert.equal(`[${pages.join(',')}]`, res.text)
+      }
+    })
+
     // Each round writes a late page's pet, then an early page's pet, to the same value. A list read
     // from one snapshot can never show the early one ahead of the late one, nor more than one round
     // behind it; a list stitched from pages read at different moments could.

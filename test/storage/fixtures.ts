@@ -24,15 +24,15 @@ export async function seed(storage: Storage, items: InventoryItem[]): Promise<vo
   assert.equal(await storage.importInventory(chunksOf(items)), items.length)
 }
 
-/** The whole listing as one text, with the entries its pieces said they completed and the number of pieces. */
-export async function listText(storage: Storage, during?: (piece: number) => Promise<void>) {
+/** The whole listing (of one status, with `status`) as one text, with the entries its pieces said they completed and the number of pieces. */
+export async function listText(storage: Storage, during?: (piece: number) => Promise<void>, status?: PetStatus) {
   const pieces: Buffer[] = []
   let entries = 0
   await storage.forEachInventoryJson(async (json, count) => {
     pieces.push(Buffer.from(json))
     entries += count
     await during?.(pieces.length)
-  })
+  }, status)
   return { text: Buffer.concat(pieces).toString('utf8'), entries, pieces: pieces.length }
 }
 

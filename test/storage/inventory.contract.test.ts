@@ -90,6 +90,109 @@ for (const backend of BACKENDS) {
       })
     })
 
+    describe('pages', () => {
+      const fixture = useStorage(backend, { scope: 'describe' })
+      // Text order differs from numeric order here, and ±2^53 are where a double rounds.
+      const ids = [INT64_MAX, 100n, -2n, 2n ** 53n, INT64_MIN, 10n, BEYOND_DOUBLE, -10n, 2n, -(2n ** 53n) - 1n, 0n, INT64_MIN + 1n]
+      const statuses = ['available', 'pending', 'sold'] as const
+      const imported = ids.map((petId, n) => item(petId, n, statuses[n % 3]))
+      const sorted = [...imported].sort((a, b) => (a.petId < b.petId ? -1 : 1))
+
+      test('When pages are asked after every petId, absent ones and both ends, with each limit and status, then each is the next entries by petId as signed 64-bit', async () => {
+        const { storage } = fixture
+        await seed(storage, imported)
+        const before = await storage.versions()
+        const afters = [undefined, ...ids, INT64_MIN + 2n, 1n, 11n, 2n ** 53n - 1n, INT64_MAX - 1n]
+        for (const after of afters) {
+          for (const limit of [1, 2, 3, 100]) {
+            for (const status of [undefined, ...statuses]) {
+              const expected = sorted
+                .filter((i) => (after === undefined || i.petId > after) && (status === undefined || i.status === status))
+                .slice(0, limit)
+              assert.deepEqual(await storage.listInventory({ after, limit, status }), expected, `after ${after} limit ${limit} ${status}`)
+            }
+          }
+        }
+        assert.deepEqual(await storage.listInventory({ after: INT64_MAX, limit: 1000 }), [])
+        assert.deepEqual(await storage.versions(), before, 'reading pages changes nothing')
+      })
+
+      test('When a walk continues after the last petId of each page while entries are written, then no entry comes twice and none that stayed is missed', async () => {
+        const { storage } = fixture
+        const seen: InventoryItem[] = []
+        let extra = 0n
+        for (let after: bigint | undefined, page: InventoryItem[]; ; after = page.at(-1)!.petId) {
+          page = await storage.listInventory({ after, limit: 2 })
+          seen.push(...page)
+          if (page.length < 2) break
+          // A new entry behind the cursor and one ahead; a quantity changed ahead.
+          await seed(storage, [item(page[0]!.petId + 1n, 1), item(10_000n * ++extra, 1)])
+          await storage.writeStock({ kind: 'set', petId: INT64_MAX, quantity: Number(extra), actor: actor() })
+        }
+        for (let i = 1; i < seen.length; i++) assert.ok(seen[i - 1]!.petId < seen[i]!.petId)
+        const shown = new Set(seen.map((i) => i.petId))
+        for (const i of imported) assert.ok(shown.has(i.petId), `${i.petId} shown`)
+      })
+    })
+
+    describe('listing by status', () => {
+      const fixture = useStorage(backend)
+
+      test('When the list is read with a status, then it is the JSON of exactly the entries of that status, sorted, counted', async () => {
+        const { storage } = fixture
+        const imported = [
+          item(INT64_MAX, 5, 'sold'),
+          item(0n, 3, 'pending'),
+          item(BEYOND_DOUBLE, 4, 'sold'),
+          item(INT64_MIN, 1, 'sold'),
+          item(-1n, 2),
+        ]
+        await seed(storage, imported)
+        const sorted = [...imported].sort((a, b) => (a.petId < b.petId ? -1 : 1))
+        for (const status of ['available', 'pending', 'sold'] as const) {
+          const { text, entries } = await listText(storage, undefined, status)
+          const expected = sorted.filter((i) => i.status === status)
+          assert.equal(text, entriesJson(expected), status)
+          assert.equal(entries, expected.length)
+        }
+        assert.equal((await listText(storage)).text, entriesJson(sorted), 'without a status, every entry')
+      })
+
+      test('When no entry has the status, then the list hands over nothing', async () => {
+        const { storage } = fixture
+        await seed(storage, [item(1n, 1), item(2n, 2, 'pending')])
+        assert.deepEqual(await listText(storage, undefined, 'sold'), { text: '', entries: 0, pieces: 0 })
+      })
+
+      test('When few of many entries have the status, then the list of it has exactly them, from one snapshot though written while it is read', async () => {
+        const { storage } = fixture
+        const COUNT = 12_000
+        // Sold: every 1000th entry (the last included); the others available.
+        const items = Array.from({ length: COUNT }, (_, n) => item(BigInt(n + 1), 1, (n + 1) % 1000 === 0 ? 'sold' : 'available'))
+        await seed(storage, items)
+        const sold = items.filter((i) => i.status === 'sold')
+        const { text, entries } = await listText(storage, undefined, 'sold')
+        assert.equal(text, entriesJson(sold))
+        assert.equal(entries, 12)
+        // Written between the first and second piece: an entry ahead moves into the status, one out of it.
+        const during = await listText(
+          storage,
+          async (piece) => {
+            if (piece !== 1) return
+            await seed(storage, [item(BigInt(COUNT - 1), 7, 'sold'), item(BigInt(COUNT), 7, 'available')])
+          },
+          'available',
+        )
+        assert.ok(during.pieces >= 2, `the list came in ${during.pieces} pieces: it must span several for this test`)
+        assert.equal(during.text, entriesJson(items.filter((i) => i.status === 'available')), 'the snapshot from before the write')
+        assert.equal(during.entries, COUNT - 12)
+        assert.equal(
+          (await listText(storage, undefined, 'sold')).text,
+          entriesJson([...sold.slice(0, -1), item(BigInt(COUNT - 1), 7, 'sold')]),
+        )
+      })
+    })
+
     describe('versions', () => {
       const fixture = useStorage(backend)
 

@@ -33,7 +33,13 @@ test('When a database made before migration 006 is migrated, then its ledger row
     const COLUMNS = 'seq, pet_id, previous_quantity, quantity, reason, order_id, key_id, request_id, at'
     const before = dump(COLUMNS)
 
-    assert.deepEqual(migrateSqlite(db, all), ['006_change_notes'])
+    assert.deepEqual(
+      migrateSqlite(
+        db,
+        all.filter((m) => m.version <= 6),
+      ),
+      ['006_change_notes'],
+    )
 
     assert.deepEqual(dump(COLUMNS), before)
     assert.deepEqual(dump('note'), [[null], [null], [null], [null]])

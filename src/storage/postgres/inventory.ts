@@ -1,10 +1,11 @@
 import type pg from 'pg'
 import { to as copyTo } from 'pg-copy-streams'
-import type { InventoryItem, PetStatus } from '../../domain.js'
+import { type InventoryItem, PET_STATUSES, type PetStatus } from '../../domain.js'
 import { UnavailableError } from '../../errors.js'
 import { LIST_ENTRY_JSON } from '../list-entry-json.js'
-import type { InventoryReads, Versions } from '../ports.js'
+import type { InventoryQuery, InventoryReads, Versions } from '../ports.js'
 import { classify, type PostgresConnection, unavailable } from './connection.js'
+import { type ItemRow, toItem } from './rows.js'
 
 /** Replaces, in place, the newline ending each COPY row with the comma between entries; returns how many. */
 function newlinesToCommas(chunk: Buffer): number {
@@ -32,9 +33,13 @@ export function postgresInventory(db: PostgresConnection): InventoryReads {
      * numbers and a status from a closed set); newlines become the commas between entries, the last
      * one is dropped. The stream pauses while `onPiece` works. The whole listing is bounded by
      * DB_MIGRATION_TIMEOUT_MS, as an import is (it grows with the data), and a stall, by DB_TIMEOUT_MS
-     * without a byte, as any statement is.
+     * without a byte, as any statement is. With a status, the same COPY of the matching entries: the
+     * scan runs in the server, and this process only waits for its bytes.
      */
-    async forEachInventoryJson(onPiece: (json: Buffer, entries: number) => Promise<void>): Promise<void> {
+    async forEachInventoryJson(onPiece: (json: Buffer, entries: number) => Promise<void>, status?: PetStatus): Promise<void> {
+      // COPY takes no parameters: the status is written as a literal, and only one of the closed set.
+      if (status !== undefined && !PET_STATUSES.includes(status)) throw new TypeError(`not a pet status: ${status}`)
+      const where = status === undefined ? '' : `WHERE status = '${status}' `
       const client = await db.connect(Date.now() + db.timeoutMs)
       let failed: unknown
       let pieceFailed = false
@@ -48,7 +53,7 @@ export function postgresInventory(db: PostgresConnection): InventoryReads {
       }
       try {
         await client.query({ text: `SET statement_timeout = ${db.bulkTimeoutMs}`, query_timeout: db.timeoutMs } as pg.QueryConfig)
-        const rows = client.query(copyTo(`COPY (SELECT ${LIST_ENTRY_JSON} FROM inventory ORDER BY pet_id) TO STDOUT`))
+        const rows = client.query(copyTo(`COPY (SELECT ${LIST_ENTRY_JSON} FROM inventory ${where}ORDER BY pet_id) TO STDOUT`))
         // A connection that fails mid-COPY reports it on the client (no pool listener while it is lent).
         const onError = (error: Error) => rows.destroy(error)
         client.on('error', onError)
@@ -86,6 +91,18 @@ export function postgresInventory(db: PostgresConnection): InventoryReads {
         // A connection left mid-COPY, or hung, is destroyed, never reused.
         client.release(failed === undefined ? undefined : failed instanceof Error ? failed : new Error('listing failed'))
       }
+    },
+
+    async listInventory({ after, limit, status }: InventoryQuery): Promise<InventoryItem[]> {
+      const rows = await db.query<ItemRow>(
+        // Ordered by the bigint column, not by the text alias the select list gives it; without
+        // `after`, from the smallest petId there is.
+        `SELECT pet_id::text AS pet_id, quantity, status FROM inventory
+        WHERE ($1::bigint IS NULL OR inventory.pet_id > $1) AND ($2::text IS NULL OR status = $2)
+        ORDER BY inventory.pet_id LIMIT $3`,
+        [after === undefined ? null : String(after), status ?? null, limit],
+      )
+      return rows.map(toItem)
     },
 
     async getInventoryItem(petId: bigint): Promise<InventoryItem | undefined> {

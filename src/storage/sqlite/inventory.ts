@@ -1,6 +1,6 @@
-import type { InventoryItem } from '../../domain.js'
+import type { InventoryItem, PetStatus } from '../../domain.js'
 import { LIST_ENTRY_JSON } from '../list-entry-json.js'
-import type { InventoryReads, Versions } from '../ports.js'
+import type { InventoryQuery, InventoryReads, Versions } from '../ports.js'
 import type { SqliteConnection } from './connection.js'
 import { toItem, type InventoryRow } from './rows.js'
 
@@ -32,30 +32,40 @@ export function sqliteInventory(conn: SqliteConnection): InventoryReads & { sett
      * Pages of LIST_PAGE_SIZE entries, read by keyset on a connection of their own, in one read
      * transaction: WAL gives it a snapshot that later commits do not disturb, while the main connection
      * keeps writing. One listing at a time uses it (a second waits its turn); an in-memory database has
-     * no second connection, so there the pages come from the main one.
+     * no second connection, so there the pages come from the main one. With a status, a page is still
+     * LIST_PAGE_SIZE entries of the primary key, of which only the matching ones are written out: a
+     * status no entry has costs as many bounded steps as the whole list, never one long scan.
      */
-    forEachInventoryJson(onPiece: (json: Buffer, entries: number) => Promise<void>): Promise<void> {
+    forEachInventoryJson(onPiece: (json: Buffer, entries: number) => Promise<void>, status?: PetStatus): Promise<void> {
       const listing = listings.then(async () => {
         const reader = conn.reader ?? conn.db
         // SQLite writes each page's JSON (LIST_ENTRY_JSON): one string per page reaches JavaScript,
-        // not a row object, a bigint and a string per entry.
+        // not a row object, a bigint and a string per entry. group_concat skips the NULLs of the
+        // entries that do not match.
+        const [entryJson, matched] =
+          status === undefined
+            ? [LIST_ENTRY_JSON, 'count(*)']
+            : [`CASE WHEN status = @status THEN ${LIST_ENTRY_JSON} END`, 'count(CASE WHEN status = @status THEN 1 END)']
         const pageSql = (where: string) =>
           reader
-            .prepare(`SELECT group_concat(${LIST_ENTRY_JSON}, ',' ORDER BY pet_id), count(*), max(pet_id)
-            FROM (SELECT pet_id, quantity, status FROM inventory ${where} ORDER BY pet_id LIMIT ?)`)
+            .prepare(`SELECT group_concat(${entryJson}, ',' ORDER BY pet_id), ${matched}, count(*), max(pet_id)
+            FROM (SELECT pet_id, quantity, status FROM inventory ${where} ORDER BY pet_id LIMIT @limit)`)
             .raw()
             .safeIntegers()
         const first = pageSql('')
-        const next = pageSql('WHERE pet_id > ?')
+        const next = pageSql('WHERE pet_id > @after')
+        const filter = status === undefined ? {} : { status }
         const inTransaction = conn.reader !== undefined
         if (inTransaction) reader.exec('BEGIN')
         try {
+          let handed = 0
           for (let after: bigint | undefined; ; ) {
-            const [json, count, last] = (await conn.retryBusy(() =>
-              after === undefined ? first.get(LIST_PAGE_SIZE) : next.get(after, LIST_PAGE_SIZE),
-            )) as [string | null, bigint, bigint | null]
-            if (count > 0n) await onPiece(Buffer.from(after === undefined ? json! : `,${json}`), Number(count))
-            if (count < BigInt(LIST_PAGE_SIZE)) return
+            const [json, count, read, last] = (await conn.retryBusy(() =>
+              after === undefined ? first.get({ ...filter, limit: LIST_PAGE_SIZE }) : next.get({ ...filter, after, limit: LIST_PAGE_SIZE }),
+            )) as [string | null, bigint, bigint, bigint | null]
+            if (count > 0n) await onPiece(Buffer.from(handed === 0 ? json! : `,${json}`), Number(count))
+            handed += Number(count)
+            if (read < BigInt(LIST_PAGE_SIZE)) return
             after = last!
             await nextTurn()
           }
@@ -65,6 +75,13 @@ export function sqliteInventory(conn: SqliteConnection): InventoryReads & { sett
       })
       listings = listing.catch(() => {})
       return listing
+    },
+
+    listInventory({ after, limit, status }: InventoryQuery): Promise<InventoryItem[]> {
+      const where = [after === undefined ? '' : 'pet_id > @after', status === undefined ? '' : 'status = @status'].filter(Boolean)
+      const sql = `SELECT pet_id, quantity, status FROM inventory ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY pet_id LIMIT @limit`
+      const args = { limit, ...(after === undefined ? {} : { after }), ...(status === undefined ? {} : { status }) }
+      return conn.retryBusy(() => (conn.query(sql).all(args) as InventoryRow[]).map(toItem))
     },
 
     getInventoryItem(petId: bigint): Promise<InventoryItem | undefined> {

@@ -46,8 +46,8 @@ async function printFirstKey(storage: Storage) {
   if (!first) return
   // Printed once, outside the JSON logs, on stderr: the only time this token is ever shown.
   process.stderr.write(
-    `\nCreated the first API key '${first.key.name}'. It is shown only this once:\n\n  ${first.token}\n\n` +
-      `Create more with: npx petstore keys create --name NAME\n\n`,
+    `\nCreated the first API key '${first.key.name}' (every scope). It is shown only this once:\n\n  ${first.token}\n\n` +
+      `Create more with: npx petstore keys create --name NAME [--scopes inventory:read,orders:read,...]\n\n`,
   )
 }
 

@@ -14,10 +14,11 @@ export async function keysCommand(args: string[], io: CliIo): Promise<void> {
     allowPositionals: true,
   })
   const [sub, target] = positionals
+  // A typo in --scopes is refused before the database is opened.
+  const scopes = values.scopes === undefined ? SCOPES : parseScopeList(values.scopes)
   await withStorage(io, async (storage) => {
     const service = new KeysService(storage)
     if (sub === 'create' && values.name !== undefined && !target) {
-      const scopes = values.scopes === undefined ? SCOPES : parseScopeList(values.scopes)
       const { key, token } = await service.create(values.name, scopes)
       say(io, `Created key ${key.id} '${key.name}' with scopes ${key.scopes.join(',')}. Store the token now: it is not shown again.`)
       io.stdout.write(`${token}\n`)

@@ -59,8 +59,9 @@ const CELL_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\r': 
 
 /**
  * A client's text as one cell: a tab or a line break would split the row, so they are escaped, and
- * so is backslash, so the escapes stay unambiguous.
+ * so is backslash, so the escapes stay unambiguous. Every other control character (C0, DEL, C1) is
+ * written as \u{…}: a note must not move the operator's cursor or recolour their terminal.
  */
 function escapeCell(text: string): string {
-  return text.replace(/[\\\t\r\n]/g, (c) => CELL_ESCAPES[c]!)
+  return text.replace(/[\\\t\r\n]|[\u0000-\u001f\u007f-\u009f]/g, (c) => CELL_ESCAPES[c] ?? `\\u{${c.codePointAt(0)!.toString(16)}}`)
 }

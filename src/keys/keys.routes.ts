@@ -8,7 +8,7 @@ import { errorResponses } from '../http/error.schema.js'
 import { documentRateLimits } from '../http/rate-limit.js'
 import { requires } from '../http/scopes.js'
 import { KeyIdParamsSchema } from './key.schema.js'
-import type { KeysService } from './keys.service.js'
+import { type KeysService, MAX_KEY_ID } from './keys.service.js'
 
 export interface KeysRoutesOptions {
   keys: KeysService
@@ -17,9 +17,9 @@ export interface KeysRoutesOptions {
 /** What the API shows of a key: never its secret or hash, nor (keys being listed active) a revocation. */
 const keyJson = ({ id, name, scopes, createdAt, lastUsedAt }: ApiKey) => ({ id, name, scopes, createdAt, lastUsedAt })
 
-/** A key id from the path: ids are small integers, so one past 2^53 names no key. */
+/** A key id from the path: ids are 32-bit, so a larger int64 names no key. */
 function keyId(id: bigint): number {
-  if (id < 1n || id > BigInt(Number.MAX_SAFE_INTEGER)) throw new NotFoundError(`No active key numbered ${id}`)
+  if (id < 1n || id > BigInt(MAX_KEY_ID)) throw new NotFoundError(`No active key numbered ${id}`)
   return Number(id)
 }
 

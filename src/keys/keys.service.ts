@@ -7,6 +7,8 @@ import { KEY_NAME_PATTERN, bearerToken, generateKey, hashKey, isWellFormedKey, s
 /** last_used_at is kept to the minute: writing it on every request would cost a commit each. */
 const TOUCH_INTERVAL_MS = 60_000
 const FIRST_KEY_NAME = 'default'
+/** Key ids are 32-bit in both schemas: a larger number names no key (and must not reach the database). */
+export const MAX_KEY_ID = 2147483647
 
 /**
  * A scope list as people write it (`inventory:read,orders:read`), in the order of SCOPES; an unknown
@@ -15,7 +17,7 @@ const FIRST_KEY_NAME = 'default'
 export function parseScopeList(text: string): Scope[] {
   const names = text.split(',').map((name) => name.trim())
   const unknown = names.filter((name) => !isScope(name))
-  if (unknown.length > 0 || names.length === 0) {
+  if (unknown.length > 0) {
     throw new InvalidInputError(`Unknown scope '${unknown[0] ?? ''}': the scopes are ${SCOPES.join(', ')}`)
   }
   if (new Set(names).size !== names.length) throw new InvalidInputError('A scope is named twice')
@@ -114,7 +116,8 @@ export class KeysService {
   /** Accepts a key name or its numeric id. */
   async revoke(nameOrId: string): Promise<ApiKey> {
     const target = /^\d+$/.test(nameOrId) ? Number(nameOrId) : nameOrId
-    const key = await this.storage.revokeKey(target, new Date().toISOString())
+    const key =
+      typeof target === 'number' && target > MAX_KEY_ID ? undefined : await this.storage.revokeKey(target, new Date().toISOString())
     if (!key) throw new NotFoundError(`No active key named or numbered '${nameOrId}'`)
     return key
   }

@@ -40,8 +40,9 @@ const routes: FastifyPluginAsyncTypebox<PetsRoutesOptions> = async (app, { pets,
     PET_LOOKUP_URL,
     {
       // Authentication on the route itself rather than on the scope: the deprecation plugin puts the
-      // sunset's 410 before it, and a scope's hooks would run first. Every authenticated call counts,
-      // whatever its answer: the count says who still calls it.
+      // sunset's 410 before it, and a scope's hooks would run first. Every call of a key holding
+      // pets:read counts, whatever its answer: the count says who still calls it. A key without the
+      // scope is refused (403) before it is counted: a refused request changes nothing.
       onRequest: [app.authenticate, async (request) => deprecatedCalls.record(request.apiKeyId)],
       schema: {
         operationId: 'getPetById',

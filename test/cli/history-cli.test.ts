@@ -7,8 +7,14 @@ import { importInventory, placeOrder, readAllChanges, setOrderStatus, type Inven
 const ABOVE_DOUBLE = 9007199254740993n
 const INT64_MIN = -9223372036854775808n
 const HEADER = 'SEQ\tAT\tREASON\tFROM\tTO\tORDER\tKEY\tREQUEST\tNOTE'
-/** A note as its cell shows it: backslash, tab, CR and LF escaped, so one change stays one line. */
-const escaped = (note: string) => note.replaceAll('\\', '\\\\').replaceAll('\t', '\\t').replaceAll('\r', '\\r').replaceAll('\n', '\\n')
+/** A note as its cell shows it: backslash, tab, CR and LF escaped, and every other control as \u{…}, so one change stays one plain line. */
+const escaped = (note: string) =>
+  note
+    .replaceAll('\\', '\\\\')
+    .replaceAll('\t', '\\t')
+    .replaceAll('\r', '\\r')
+    .replaceAll('\n', '\\n')
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`)
 
 const line = (c: InventoryChange) =>
   [
@@ -80,6 +86,7 @@ for (const backend of BACKENDS) {
         ['count', 'C:\\shelf\\n is not a newline'],
         ['adjustment', 'ünïcødé 🐕 ok'],
         ['count', ''],
+        ['arrival', 'bell\u0007, \u001b[31mred\u001b[0m, DEL\u007f, C1\u009b'],
       ] as const
       for (const [q, [reason, note]] of notes.entries()) {
         const res = await server.request('PATCH', '/v1/inventory/3', { token, body: { quantity: q + 1, reason, note } })
@@ -89,7 +96,7 @@ for (const backend of BACKENDS) {
       const result = await cli('history', '3')
       assert.equal(result.code, 0, result.stderr)
       const lines = result.stdout.trimEnd().split('\n')
-      assert.equal(lines.length, 1 + notes.length + 2, 'one line per change: header, six PATCHes, the import')
+      assert.equal(lines.length, 1 + notes.length + 2, 'one line per change: header, seven PATCHes, the import')
       const cells = lines.slice(1).map((l) => l.split('\t'))
       assert.ok(
         cells.every((c) => c.length === 9),
@@ -99,6 +106,7 @@ for (const backend of BACKENDS) {
         cells.map((c) => [c[2], c[8]]),
         [
           ['return', '-'],
+          ['arrival', 'bell\\u{7}, \\u{1b}[31mred\\u{1b}[0m, DEL\\u{7f}, C1\\u{9b}'],
           ['count', ''],
           ['adjustment', 'ünïcødé 🐕 ok'],
           ['count', 'C:\\\\shelf\\\\n is not a newline'],

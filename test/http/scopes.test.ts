@@ -160,6 +160,20 @@ for (const backend of BACKENDS) {
       }
     })
 
+    test('When a key id beyond 32 bits is asked for or revoked, over HTTP or the CLI, then 404 / exit 1, never a database error', async () => {
+      const { server, token } = suite
+      for (const id of ['2147483648', '3000000000', '9223372036854775807']) {
+        for (const method of ['GET', 'DELETE']) {
+          const res = await server.request(method, `/v1/keys/${id}`, { token })
+          assert.equal(res.status, 404, `${method} ${id}: ${res.text}`)
+          assert.equal(res.body.code, 'not_found')
+        }
+        const cli = await server.cli(['keys', 'revoke', id])
+        assert.equal(cli.code, 1, cli.stderr)
+        assert.match(cli.stderr, /^Error: No active key named or numbered/m)
+      }
+    })
+
     test('When the deprecated lookup is called, then the admin report over HTTP shows the same rows as the CLI', async () => {
       const { server, token } = suite
       const caller = await createKey(server.env.DATABASE_URL!, 'old-client', ['pets:read'])
@@ -255,7 +269,11 @@ async function rollBackScopes(backend: 'sqlite' | 'postgres', url: string): Prom
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {
-    await client.query(`ALTER TABLE api_keys DROP COLUMN scopes; DELETE FROM schema_migrations WHERE name = '006_key_scopes'`)
+    await client.query(`DROP TRIGGER keys_changed ON api_keys;
+      ALTER TABLE api_keys DROP COLUMN scopes;
+      CREATE TRIGGER keys_changed AFTER INSERT OR DELETE OR TRUNCATE OR UPDATE OF name, key_hash, revoked_at ON api_keys
+        FOR EACH STATEMENT EXECUTE FUNCTION bump_keys_version();
+      DELETE FROM schema_migrations WHERE name = '006_key_scopes'`)
   } finally {
     await client.end()
   }

@@ -1,5 +1,5 @@
 // Migration 007 (issue 23) on a PostgreSQL database at the schema before it: the ledger's rows and
-// reasons kept with note null, the new reasons allowed, and set_inventory_quantities replaced.
+// reasons kept with note null, the new reasons allowed, and set_inventory_quantities with reasons and notes beside the old one.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import pg from 'pg'
@@ -61,8 +61,12 @@ describe('PostgreSQL migration 007: reasons and notes', { skip }, () => {
     const functions = await client.query<{ args: string }>(
       "SELECT pg_get_function_identity_arguments(oid) AS args FROM pg_proc WHERE proname = 'set_inventory_quantities'",
     )
-    assert.equal(functions.rows.length, 1, 'the old signature is gone')
-    assert.match(functions.rows[0]!.args, /p_reasons text\[\], p_notes text\[\], p_at timestamp with time zone$/)
+    // The previous release's function stays beside the new one, for its instances during a rolling upgrade.
+    assert.equal(functions.rows.length, 2, 'the old signature and the new one')
+    assert.ok(
+      functions.rows.some((f) => /p_reasons text\[\], p_notes text\[\], p_at timestamp with time zone$/.test(f.args)),
+      'the new signature',
+    )
     await assert.rejects(
       client.query(`INSERT INTO inventory_changes (seq, pet_id, quantity, reason, at) VALUES (100, 1, 1, 'gift', now())`),
       /inventory_changes_reason_check/,

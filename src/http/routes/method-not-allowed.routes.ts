@@ -63,6 +63,7 @@ export const methodNotAllowedRoutes = fp(
       'petstore-inventory-routes',
       'petstore-orders-routes',
       'petstore-pets-routes',
+      'petstore-keys-routes',
     ],
   },
 )

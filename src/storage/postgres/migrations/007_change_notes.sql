@@ -1,7 +1,7 @@
 -- Issue 23: a PATCH gives its reason (arrival, return, count, or adjustment as before) and a note,
 -- and its ledger row records both. The new CHECK allows every reason the old one did, so existing
--- rows keep theirs; their note is null. 006 is another branch's (keys); a gap in the numbers is
--- harmless (migrations apply in order of their numbers, each once).
+-- rows keep theirs; their note is null. Nothing is removed, so instances of the previous release
+-- keep working against this schema during a rolling upgrade (their ledger rows: adjustment, note null).
 ALTER TABLE inventory_changes
   DROP CONSTRAINT inventory_changes_reason_check,
   ADD CONSTRAINT inventory_changes_reason_check
@@ -12,8 +12,8 @@ ALTER TABLE inventory_changes
 -- requests) as one call, one round trip, with the inventory_version lock held for no client round
 -- trip. Writes apply in array order, each with its ledger row (previous quantity: the write before it
 -- in the batch, or the stored one); only writes whose pet has an entry apply, and the call returns
--- those, by position (from 1). The signature changes, so the old function is dropped, not replaced.
-DROP FUNCTION set_inventory_quantities(bigint[], integer[], integer[], text[], timestamptz);
+-- those, by position (from 1). The signature changes, so this is a second function beside the old
+-- one, which the previous release still calls while instances are replaced; a later release drops it.
 CREATE FUNCTION set_inventory_quantities(p_ids bigint[], p_quantities integer[], p_key_ids integer[], p_request_ids text[],
   p_reasons text[], p_notes text[], p_at timestamptz)
 RETURNS TABLE (write_ord bigint, write_previous integer, write_status text)

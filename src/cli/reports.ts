@@ -63,5 +63,5 @@ const CELL_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\r': 
  * written as \u{…}: a note must not move the operator's cursor or recolour their terminal.
  */
 function escapeCell(text: string): string {
-  return text.replace(/[\\\t\r\n]|[\u0000-\u001f\u007f-\u009f]/g, (c) => CELL_ESCAPES[c] ?? `\\u{${c.codePointAt(0)!.toString(16)}}`)
+  return text.replace(/[\\\t\r\n]|\p{Cc}/gu, (c) => CELL_ESCAPES[c] ?? `\\u{${c.codePointAt(0)!.toString(16)}}`)
 }

@@ -14,7 +14,7 @@ const escaped = (note: string) =>
     .replaceAll('\t', '\\t')
     .replaceAll('\r', '\\r')
     .replaceAll('\n', '\\n')
-    .replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`)
+    .replace(/\p{Cc}/gu, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`)
 
 const line = (c: InventoryChange) =>
   [

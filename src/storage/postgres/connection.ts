@@ -49,6 +49,24 @@ export async function lockInventory(run: Run): Promise<{ lastChange: bigint; las
 }
 
 /** The pool, its bounds and its observer: what every concept of the PostgreSQL backend runs on. */
+/**
+ * A connection lent by the pool, listened to until it is released. pg emits a broken connection's
+ * error on the client as well as failing its statement, and the pool listens only while a client is
+ * idle: without this, a connection that dies while lent (reset, server restart, network cut) would
+ * throw an uncaught error and end the process. The statement in flight fails with the error anyway;
+ * a later one is refused by pg, and the caller releases the client as broken, so it is discarded.
+ */
+function lent(client: pg.PoolClient): pg.PoolClient {
+  const ignore = () => {}
+  client.on('error', ignore)
+  const release = client.release.bind(client)
+  client.release = (error?: Error | boolean) => {
+    client.off('error', ignore)
+    release(error)
+  }
+  return client
+}
+
 export class PostgresConnection {
   private constructor(
     private readonly pool: pg.Pool,
@@ -148,7 +166,7 @@ export class PostgresConnection {
       timer = setTimeout(() => reject(unavailable()), Math.max(0, Math.min(deadline - Date.now(), this.timeoutMs)))
     })
     try {
-      return await Promise.race([pending, timeout])
+      return lent(await Promise.race([pending, timeout]))
     } catch (error) {
       pending.then(
         (client) => client.release(),

@@ -137,8 +137,12 @@ export class PostgresConnection {
         if (text === 'COMMIT') inTransaction = false
         return rows
       } catch (error) {
-        if (!(error instanceof pg.DatabaseError)) broken = error as Error
-        throw classify(error)
+        const classified = classify(error)
+        // A driver failure, or the server ending the session (57P01 when an administrator terminates
+        // it or the server shuts down, and the other unavailable classes): the connection is not
+        // reused. The server's other refusals (a constraint, a lock timeout) leave it sound.
+        if (!(error instanceof pg.DatabaseError) || classified instanceof UnavailableError) broken = error as Error
+        throw classified
       } finally {
         this.observer?.statementRan((performance.now() - started) / 1000)
       }

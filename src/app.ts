@@ -20,6 +20,9 @@ import { validation } from './http/plugins/validation.js'
 import { healthRoutes } from './http/routes/health.routes.js'
 import { methodNotAllowedRoutes, servedPaths } from './http/routes/method-not-allowed.routes.js'
 import { serverOptions } from './http/server-options.js'
+import { ChangeStreams } from './changes/change-streams.js'
+import { LedgerTail } from './changes/ledger-tail.js'
+import { streamRoutes } from './changes/stream.routes.js'
 import { changesRoutes } from './inventory/changes.routes.js'
 import { inventoryRoutes } from './inventory/inventory.routes.js'
 import {
@@ -42,6 +45,10 @@ import { keysRoutes } from './keys/keys.routes.js'
 import { PET_LOOKUP_URL, petsRoutes } from './pets/pets.routes.js'
 import { PetsService } from './pets/pets.service.js'
 import type { Storage } from './storage/ports.js'
+import { WebhookDelivery } from './webhooks/delivery.js'
+import { NewWebhookSchema, WebhookCreateSchema, WebhookSchema } from './webhooks/webhook.schema.js'
+import { webhooksRoutes } from './webhooks/webhooks.routes.js'
+import { WebhooksService } from './webhooks/webhooks.service.js'
 
 export { BODY_LIMIT } from './http/server-options.js'
 
@@ -63,6 +70,9 @@ export const SHARED_SCHEMAS = [
   ApiKeySchema,
   NewApiKeySchema,
   ApiKeyCreateSchema,
+  WebhookSchema,
+  NewWebhookSchema,
+  WebhookCreateSchema,
   ErrorSchema,
 ]
 
@@ -132,6 +142,30 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(auth, { keys, cache })
   const inventory = new InventoryService(storage)
   await app.register(changesRoutes, { prefix: API_PREFIX, inventory })
+  // Live changes: one tail of the ledger per process, shared by the open streams and webhook delivery.
+  const tail = new LedgerTail(storage, app.log)
+  const streams = new ChangeStreams(tail, storage, { heartbeatMs: config.streamHeartbeatMs, maxPerKey: config.streamMaxPerKey })
+  metrics?.watch({ openStreams: () => streams.size })
+  await app.register(streamRoutes, { prefix: API_PREFIX, streams, tail, ledger: storage, lifecycle })
+  const delivery = new WebhookDelivery(
+    storage,
+    storage,
+    tail,
+    {
+      timeoutMs: config.webhookTimeoutMs,
+      retryScheduleMs: config.webhookRetryScheduleMs,
+      allowPrivate: config.webhookAllowPrivate,
+      leaseMs: config.webhookLeaseMs,
+    },
+    app.log,
+    metrics?.deliveryObserver,
+  )
+  app.addHook('onReady', async () => delivery.start())
+  // After the routes' own onClose hooks (Fastify runs them last added first), before the storage closes.
+  app.addHook('onClose', async () => {
+    await delivery.stop()
+    tail.stop()
+  })
   await app.register(inventoryRoutes, {
     prefix: API_PREFIX,
     inventory,
@@ -148,6 +182,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     deprecation: petLookup.deprecation,
   })
   await app.register(keysRoutes, { prefix: API_PREFIX, keys })
+  const webhooks = new WebhooksService(
+    storage,
+    { allowPrivate: config.webhookAllowPrivate, httpsOnly: config.environment === 'production' },
+    () => void delivery.scan(),
+  )
+  await app.register(webhooksRoutes, { prefix: API_PREFIX, webhooks })
 
   // Last, outside the authenticated scopes: a wrong method is answered before authentication.
   await app.register(methodNotAllowedRoutes)

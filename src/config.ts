@@ -54,6 +54,18 @@ export interface Config {
   petLookupSunsetAt: Date
   /** How often each process adds its counts of deprecated calls to the database. */
   deprecatedCallsFlushMs: number
+  /** A comment line on every open change stream this often, so proxies keep it open. */
+  streamHeartbeatMs: number
+  /** Open change streams per API key, per process; one more is refused with 429. */
+  streamMaxPerKey: number
+  /** How long a webhook delivery waits for its answer. */
+  webhookTimeoutMs: number
+  /** The waits before each retry of a failed webhook delivery (ms); past the last, the subscription is disabled. */
+  webhookRetryScheduleMs: number[]
+  /** Webhook destinations on loopback, private, link-local and unique-local addresses are allowed (development, tests). */
+  webhookAllowPrivate: boolean
+  /** How long a process holds a webhook subscription's delivery without renewing it; another takes over after. */
+  webhookLeaseMs: number
 }
 
 /**
@@ -92,6 +104,19 @@ export function parseRfc3339(text: string): Date | undefined {
 const REQUEST_DB_STEPS = 3
 export function minimumGraceMs(dbTimeoutMs: number): number {
   return REQUEST_DB_STEPS * dbTimeoutMs + 1000
+}
+
+const DURATION = '\\s*\\d{1,9}(ms|s|m|h)\\s*'
+const MAX_RETRIES = 20
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
+
+/** WEBHOOK_RETRY_SCHEDULE's durations in milliseconds, or undefined when one is past 24 hours. */
+export function parseRetrySchedule(text: string): number[] | undefined {
+  const waits = text.split(',').map((part) => {
+    const [, amount, unit] = /^\s*(\d+)(ms|s|m|h)\s*$/.exec(part)!
+    return Number(amount) * UNIT_MS[unit!]!
+  })
+  return waits.every((ms) => ms <= 24 * UNIT_MS.h!) ? waits : undefined
 }
 
 interface Variable {
@@ -313,6 +338,45 @@ const VARIABLES: Record<string, Variable> = {
     schema: rfc3339,
     convert: parseRfc3339,
     default: () => '2027-07-01T00:00:00Z',
+  },
+  STREAM_HEARTBEAT_MS: {
+    key: 'streamHeartbeatMs',
+    allowed: 'an integer from 100 to 600000 (milliseconds between comment lines on an open change stream)',
+    schema: Type.Integer({ minimum: 100, maximum: 600_000 }),
+    default: () => '15000',
+  },
+  STREAM_MAX_PER_KEY: {
+    key: 'streamMaxPerKey',
+    allowed: 'an integer from 1 to 100000 (open change streams per API key, per process)',
+    schema: Type.Integer({ minimum: 1, maximum: 100_000 }),
+    default: () => '10',
+  },
+  WEBHOOK_TIMEOUT_MS: {
+    key: 'webhookTimeoutMs',
+    allowed: 'an integer from 100 to 120000 (milliseconds a webhook delivery waits for its answer)',
+    schema: Type.Integer({ minimum: 100, maximum: 120_000 }),
+    default: () => '10000',
+  },
+  WEBHOOK_RETRY_SCHEDULE: {
+    key: 'webhookRetryScheduleMs',
+    allowed: `1 to ${MAX_RETRIES} comma-separated durations, each a whole number with a unit ms, s, m or h, at most 24h (e.g. 5s,5m,30m,2h)`,
+    schema: Type.String({ pattern: `^${DURATION}(,${DURATION}){0,${MAX_RETRIES - 1}}$` }),
+    convert: parseRetrySchedule,
+    default: () => '5s,5m,30m,2h,5h,10h,10h',
+  },
+  WEBHOOK_ALLOW_PRIVATE: {
+    key: 'webhookAllowPrivate',
+    allowed:
+      'true or false (true: webhooks may deliver to loopback, private, link-local and unique-local addresses; for development and tests)',
+    schema: Type.Boolean(),
+    default: () => 'false',
+  },
+  WEBHOOK_LEASE_MS: {
+    key: 'webhookLeaseMs',
+    allowed:
+      'an integer from 1000 to 600000 (milliseconds; another instance takes a subscription over this long after its deliverer stops)',
+    schema: Type.Integer({ minimum: 1000, maximum: 600_000 }),
+    default: () => '10000',
   },
   DEPRECATED_CALLS_FLUSH_MS: {
     key: 'deprecatedCallsFlushMs',

@@ -147,3 +147,36 @@ export interface AuthenticatedKey {
   id: number
   scopes: readonly Scope[]
 }
+
+/** A webhook's URL and description: bounds on what an admin may store. */
+export const WEBHOOK_LIMITS = { urlLength: 2048, descriptionLength: 500, subscriptions: 100 } as const
+
+/**
+ * A webhook subscription and where its delivery stands. Every ledger row after `deliveredThrough`
+ * is still to be delivered, in seq order; the others were answered 2xx.
+ */
+export interface Webhook {
+  id: number
+  url: string
+  description: string | null
+  createdAt: string
+  deliveredThrough: bigint
+  lastSuccessAt: string | null
+  /** When the first failure of the message now being retried happened; null while deliveries succeed. */
+  failingSince: string | null
+  /** Failed attempts of the message now being retried. */
+  failedAttempts: number
+  /** When the next attempt is due; null when no retry is waiting. */
+  nextAttemptAt: string | null
+  lastError: string | null
+  disabledAt: string | null
+  disabledReason: string | null
+}
+
+/** What delivering a subscription needs beyond its state: never shown after it is created. */
+export interface WebhookTarget extends Webhook {
+  /** `whsec_` and the base64 key the messages are signed with. */
+  secret: string
+  /** Makes this subscription's message ids its own: `msg_<tag>_<seq>`. */
+  messageTag: string
+}

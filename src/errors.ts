@@ -5,6 +5,7 @@
  */
 export const ERROR_CODES = {
   invalid_request: 400,
+  destination_refused: 400,
   unauthorized: 401,
   insufficient_scope: 403,
   not_found: 404,
@@ -14,6 +15,7 @@ export const ERROR_CODES = {
   idempotency_key_reused: 409,
   invalid_transition: 409,
   key_name_taken: 409,
+  webhook_limit_reached: 409,
   gone: 410,
   precondition_failed: 412,
   payload_too_large: 413,
@@ -21,6 +23,7 @@ export const ERROR_CODES = {
   unsupported_media_type: 415,
   precondition_required: 428,
   rate_limited: 429,
+  too_many_streams: 429,
   headers_too_large: 431,
   internal_error: 500,
   service_unavailable: 503,
@@ -32,7 +35,15 @@ export type ErrorCode = keyof typeof ERROR_CODES
  * Codes that name one domain rule and share their status with others: only the domain raises them,
  * and a bare status is never mapped to one (a 409 from a plugin is a bug, not a stock shortage).
  */
-export const RULE_CODES: readonly ErrorCode[] = ['insufficient_stock', 'idempotency_key_reused', 'invalid_transition', 'key_name_taken']
+export const RULE_CODES: readonly ErrorCode[] = [
+  'destination_refused',
+  'insufficient_stock',
+  'idempotency_key_reused',
+  'invalid_transition',
+  'key_name_taken',
+  'webhook_limit_reached',
+  'too_many_streams',
+]
 
 const STATUS_TO_CODE = new Map<number, ErrorCode>(
   Object.entries(ERROR_CODES)
@@ -110,8 +121,25 @@ export class RateLimitedError extends DomainError {
 }
 
 export class ConflictError extends DomainError {
-  constructor(code: 'insufficient_stock' | 'idempotency_key_reused' | 'invalid_transition' | 'key_name_taken', message: string) {
+  constructor(
+    code: 'insufficient_stock' | 'idempotency_key_reused' | 'invalid_transition' | 'key_name_taken' | 'webhook_limit_reached',
+    message: string,
+  ) {
     super(code, message)
+  }
+}
+
+/** A key holds as many open change streams as a process allows it (STREAM_MAX_PER_KEY). */
+export class TooManyStreamsError extends DomainError {
+  constructor(max: number) {
+    super('too_many_streams', `This API key already has ${max} open change streams on this instance; close one first`)
+  }
+}
+
+/** A webhook URL the service will not deliver to (a private address, a scheme it does not speak). */
+export class DestinationRefusedError extends DomainError {
+  constructor(message: string) {
+    super('destination_refused', message)
   }
 }
 

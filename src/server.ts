@@ -103,11 +103,11 @@ async function listen(config: Config, storage: Storage, metrics: Metrics | undef
       if (err) app.log.error({ err }, 'shutting down after an unexpected error')
       else app.log.info({ signal: cause }, 'shutting down')
       if (!err && cause === 'SIGTERM' && config.shutdownDrainMs > 0) {
-        lifecycle.draining = true
+        lifecycle.drain()
         app.log.info({ drainMs: config.shutdownDrainMs }, 'draining: readiness fails, every response closes its connection')
         await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs))
       }
-      lifecycle.draining = true
+      lifecycle.drain()
       await close()
       // Up through the drain and the last requests, so they can be watched; closed before the exit.
       await metricsServer?.close()

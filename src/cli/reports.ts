@@ -5,7 +5,7 @@ import { parseInt64 } from '../int64.js'
 import { MAX_PAGE_SIZE } from '../paging.js'
 import { deprecatedCallsJson } from '../pets/pet.json.js'
 import { PetsService } from '../pets/pets.service.js'
-import { type CliIo, table, UsageError, withStorage } from './io.js'
+import { type CliIo, escapeCell, table, UsageError, withStorage } from './io.js'
 
 /** `petstore deprecations [--json]`: calls of the deprecated pet lookup per key. */
 export async function deprecationsCommand(args: string[], io: CliIo): Promise<void> {
@@ -53,15 +53,4 @@ export async function historyCommand(args: string[], io: CliIo): Promise<void> {
       ]),
     ),
   )
-}
-
-const CELL_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\r': '\\r', '\n': '\\n' }
-
-/**
- * A client's text as one cell: a tab or a line break would split the row, so they are escaped, and
- * so is backslash, so the escapes stay unambiguous. Every other control character (C0, DEL, C1) is
- * written as \u{…}: a note must not move the operator's cursor or recolour their terminal.
- */
-function escapeCell(text: string): string {
-  return text.replace(/[\\\t\r\n]|\p{Cc}/gu, (c) => CELL_ESCAPES[c] ?? `\\u{${c.codePointAt(0)!.toString(16)}}`)
 }

@@ -7,6 +7,7 @@ import { importCommand } from './import.js'
 import { type CliIo, say, UsageError, withStorage } from './io.js'
 import { keysCommand } from './keys.js'
 import { deprecationsCommand, historyCommand } from './reports.js'
+import { webhooksCommand } from './webhooks.js'
 
 export const USAGE = `Usage: petstore <command>
 
@@ -17,6 +18,11 @@ Commands:
                                create an API key with these scopes (default: all of them); prints the token alone on stdout
   keys list                    list API keys with their scopes (never their secrets)
   keys revoke NAME_OR_ID       revoke a key; takes effect on the server's next request
+  webhooks add URL [--description TEXT]
+                               subscribe URL to stock changes (signed, Standard Webhooks); prints the secret alone on stdout
+  webhooks list [--json]       webhook subscriptions and where their delivery stands (never their secrets)
+  webhooks remove ID           delete a subscription
+  webhooks enable ID           resume a disabled or failing subscription from its cursor
   import inventory FILE        upsert entries from FILE (.json or .csv), all or nothing
   import pets FILE             upsert pets from FILE (.json), and their statuses in the inventory, all or nothing
   deprecations [--json]        calls of the deprecated GET /v1/pets/{petId} per API key, as flushed so far
@@ -50,6 +56,8 @@ async function command(argv: string[], io: CliIo): Promise<void> {
       return keysCommand(args, io)
     case 'import':
       return importCommand(args, io)
+    case 'webhooks':
+      return webhooksCommand(args, io)
     case 'history':
       return historyCommand(args, io)
     case 'deprecations':

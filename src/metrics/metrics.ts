@@ -27,6 +27,7 @@ const POOL_STATES = ['total', 'idle', 'waiting'] as const satisfies readonly (ke
 export class Metrics {
   /** Read by the gauges when scraped; set once the app and the storage exist. */
   private inFlightNow: () => number = () => 0
+  private openStreamsNow: () => number = () => 0
   private storage: Storage | undefined
 
   private readonly requests = new Counter({
@@ -73,8 +74,21 @@ export class Metrics {
     help: 'Rate-limit counts Redis could not take (refused, timed out); each was counted in this process instead',
   })
 
+  private readonly webhookAttempts = new Counter({
+    name: 'petstore_webhook_attempts_total',
+    help: 'Webhook delivery attempts, by outcome: delivered (2xx), failed (to be retried), disabled (the last retry failed)',
+    labelNames: ['outcome'] as const,
+  })
+
   constructor() {
     const metrics = this
+    new Gauge({
+      name: 'petstore_change_streams_open',
+      help: 'Change streams (GET /v1/inventory/changes/stream) open now',
+      collect() {
+        this.set(metrics.openStreamsNow())
+      },
+    })
     new Gauge({
       name: 'http_requests_in_flight',
       help: 'Requests being handled (the count MAX_IN_FLIGHT bounds; health probes excepted)',
@@ -107,8 +121,9 @@ export class Metrics {
   }
 
   /** Where the gauges read from: the admission's in-flight count, and the storage's connections. */
-  watch(sources: { inFlight?: () => number; storage?: Storage }) {
+  watch(sources: { inFlight?: () => number; storage?: Storage; openStreams?: () => number }) {
     if (sources.inFlight) this.inFlightNow = sources.inFlight
+    if (sources.openStreams) this.openStreamsNow = sources.openStreams
     if (sources.storage) this.storage = sources.storage
   }
 
@@ -116,6 +131,11 @@ export class Metrics {
   readonly rateLimitObserver = {
     refused: (policy: string) => this.rateLimited.inc({ policy }),
     storeFailed: () => this.rateLimitStoreErrors.inc(),
+  }
+
+  /** What webhook delivery reports, recorded here. */
+  readonly deliveryObserver = {
+    attempted: (outcome: 'delivered' | 'failed' | 'disabled') => this.webhookAttempts.inc({ outcome }),
   }
 
   /** One answered request; `seconds` is undefined when it never reached a route (no start to time from). */

@@ -9,6 +9,8 @@ import type {
   PetImportRecord,
   PetStatus,
   Scope,
+  Webhook,
+  WebhookTarget,
 } from '../domain.js'
 import type { ResultOf, StockWrite } from '../stock/writes.js'
 
@@ -126,6 +128,54 @@ export interface LedgerReads {
   lastChangeSeq(): Promise<bigint>
 }
 
+/** Wake-ups when the ledger may have grown, whoever committed: this process, another, the CLI. */
+export interface LedgerSignals {
+  /**
+   * Calls `onChange` soon (well within a second) after any writer commits ledger rows; a call may
+   * come without a new row, never a new row without a call. Returns the function that stops it.
+   */
+  watchLedger(onChange: () => void): () => void
+}
+
+/** The state a delivery attempt leaves: a failure, with the next attempt or the reason it stops. */
+export interface WebhookFailure {
+  at: string
+  error: string
+  failedAttempts: number
+  /** When to try again; undefined disables the subscription (with `error` as its reason). */
+  nextAttemptAt?: string | undefined
+}
+
+/** Webhook subscriptions, their durable cursors and which process delivers each. */
+export interface WebhookStore {
+  /**
+   * Creates a subscription that starts at the ledger's current end (it receives the rows committed
+   * after it), unless `max` subscriptions exist already: then undefined.
+   */
+  createWebhook(
+    webhook: Pick<WebhookTarget, 'url' | 'description' | 'secret' | 'messageTag' | 'createdAt'>,
+    max: number,
+  ): Promise<Webhook | undefined>
+  /** Every subscription, by id. */
+  listWebhooks(): Promise<Webhook[]>
+  getWebhook(id: number): Promise<Webhook | undefined>
+  /** Deletes one; false when there was none. */
+  deleteWebhook(id: number): Promise<boolean>
+  /** Clears a subscription's disabled state and failures (its cursor stays); undefined when there is none. */
+  enableWebhook(id: number): Promise<Webhook | undefined>
+  /**
+   * Takes the lease of every enabled subscription that is free, expired or `owner`'s own, for
+   * `leaseMs` from now, and returns those `owner` now holds.
+   */
+  leaseWebhooks(owner: string, leaseMs: number): Promise<WebhookTarget[]>
+  /** Gives up `owner`'s leases (a graceful stop), so another process takes them at once. */
+  releaseWebhooks(owner: string): Promise<void>
+  /** Moves the cursor to `seq` after a 2xx; false when `owner` no longer holds the lease (or the subscription is gone). */
+  recordDelivery(id: number, owner: string, seq: bigint, at: string): Promise<boolean>
+  /** Records a failed attempt (disabling the subscription when it has no next attempt); false as recordDelivery. */
+  recordFailure(id: number, owner: string, failure: WebhookFailure): Promise<boolean>
+}
+
 /** Orders as they are stored (placing and moving them are stock writes). */
 export interface OrderReads {
   getOrder(orderId: bigint): Promise<Order | undefined>
@@ -202,6 +252,8 @@ export interface Storage
   extends InventoryReads,
     StockWrites,
     LedgerReads,
+    LedgerSignals,
+    WebhookStore,
     OrderReads,
     Imports,
     PetReads,

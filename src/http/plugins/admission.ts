@@ -20,6 +20,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** A health probe: never refused for load, so an orchestrator never restarts a busy but healthy instance. */
     probe?: boolean
+    /** A long-lived response (a change stream): not counted against MAX_IN_FLIGHT; STREAM_MAX_PER_KEY bounds those. */
+    stream?: boolean
   }
   interface FastifyInstance {
     /** How many requests are being handled now (admitted and not yet answered), for the metrics. */
@@ -54,7 +56,9 @@ export const admission = fp<AdmissionOptions>(
     const onClose = () => inFlight--
     app.decorate('requestsInFlight', () => inFlight)
     app.addHook('onRequest', (request, reply, done) => {
-      if (request.routeOptions.config.probe) return done()
+      const { probe, stream } = request.routeOptions.config
+      // A change stream lasts as long as its client wants: its own bound is STREAM_MAX_PER_KEY.
+      if (probe || stream) return done()
       if (inFlight >= maxInFlight) return refuse(reply, 'Too many requests in progress; retry shortly')
       inFlight++
       // 'close' comes whether the response finished or the client went away.

@@ -60,10 +60,12 @@ export const methodNotAllowedRoutes = fp(
       'petstore-openapi',
       'petstore-health-routes',
       'petstore-changes-routes',
+      'petstore-stream-routes',
       'petstore-inventory-routes',
       'petstore-orders-routes',
       'petstore-pets-routes',
       'petstore-keys-routes',
+      'petstore-webhooks-routes',
     ],
   },
 )

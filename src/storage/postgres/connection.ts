@@ -76,6 +76,8 @@ export class PostgresConnection {
     readonly bulkTimeoutMs: number,
     readonly poolSize: number,
     readonly observer: StorageObserver | undefined,
+    /** The connection URL, for a connection of its own outside the pool (signals.ts). */
+    readonly url: string,
   ) {}
 
   static async open(url: string, options: PostgresOptions): Promise<PostgresConnection> {
@@ -106,6 +108,7 @@ export class PostgresConnection {
       options.migrationTimeoutMs,
       options.poolSize,
       options.observer,
+      url,
     )
   }
 

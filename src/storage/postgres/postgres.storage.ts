@@ -7,7 +7,9 @@ import { postgresKeys } from './keys.js'
 import { postgresLedger } from './ledger.js'
 import { postgresOrders } from './orders.js'
 import { postgresPets } from './pets.js'
+import { postgresSignals } from './signals.js'
 import { postgresStock } from './stock.js'
+import { postgresWebhooks } from './webhooks.js'
 
 export type { PostgresOptions } from './connection.js'
 
@@ -22,12 +24,15 @@ export const PostgresStorage = {
   async open(url: string, options: PostgresOptions): Promise<PostgresStorage> {
     const db = await PostgresConnection.open(url, options)
     const { drain, ...stock } = postgresStock(db)
+    const { stop: stopSignals, ...signals } = postgresSignals(db)
     return {
       dialect: 'postgres',
       migrationsApplied: db.migrationsApplied,
       ...postgresInventory(db),
       ...stock,
       ...postgresLedger(db),
+      ...signals,
+      ...postgresWebhooks(db),
       ...postgresOrders(db),
       ...postgresImports(db),
       ...postgresPets(db),
@@ -37,6 +42,7 @@ export const PostgresStorage = {
       connections: () => db.connections(),
       // Every write already submitted is answered before the pool ends.
       async close() {
+        stopSignals()
         await drain()
         await db.close()
       },

@@ -50,6 +50,8 @@ export class SqliteConnection {
   /** This connection's own commits, which data_version does not count (it counts other connections'). */
   ownInventoryWrites = 0
   ownKeyWrites = 0
+  /** Called after each of this connection's inventory commits (signals.ts: the ledger may have grown). */
+  readonly afterInventoryWrite = new Set<() => void>()
   // Keyed by the SQL text itself: the hot paths pass constants, whose hashes V8 keeps.
   private readonly queries = new Map<string, Database.Statement>()
   private readonly writes = new Map<string, Database.Statement>()
@@ -95,6 +97,7 @@ export class SqliteConnection {
     return this.retryBusy(() => {
       const result = this.db.transaction(body).immediate()
       this.ownInventoryWrites++
+      for (const listener of this.afterInventoryWrite) listener()
       return result
     }, deadline)
   }

@@ -7,7 +7,9 @@ import { sqliteKeys } from './keys.js'
 import { sqliteLedger } from './ledger.js'
 import { sqliteOrders } from './orders.js'
 import { sqlitePets } from './pets.js'
+import { sqliteSignals } from './signals.js'
 import { sqliteStock } from './stock.js'
+import { sqliteWebhooks } from './webhooks.js'
 
 export { openSqliteDatabase } from './connection.js'
 
@@ -28,12 +30,15 @@ export const SqliteStorage = {
     const conn = new SqliteConnection(path, options)
     const { settled, ...inventory } = sqliteInventory(conn)
     const { drain, ...stock } = sqliteStock(conn, options.observer)
+    const { stop: stopSignals, ...signals } = sqliteSignals(conn)
     return {
       dialect: 'sqlite',
       migrationsApplied: conn.migrationsApplied,
       ...inventory,
       ...stock,
       ...sqliteLedger(conn),
+      ...signals,
+      ...sqliteWebhooks(conn),
       ...sqliteOrders(conn),
       ...sqliteImports(conn),
       ...sqlitePets(conn),
@@ -44,6 +49,7 @@ export const SqliteStorage = {
       },
       // Every write already submitted is answered, and every listing ended, before the connections close.
       async close() {
+        stopSignals()
         await drain()
         await settled()
         conn.close()

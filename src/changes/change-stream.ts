@@ -1,0 +1,128 @@
+import { Readable } from 'node:stream'
+import type { LedgerReads } from '../storage/ports.js'
+import { changeEvent, type LedgerTail, type TailBatch, type TailFollower, TAIL_READ_ROWS } from './ledger-tail.js'
+
+/** Bytes a stream buffers before it stops taking live rows and reads at its client's pace instead. */
+export const STREAM_BUFFER_BYTES = 64 * 1024
+/** Seqs of the ledger one catch-up read scans, so a petId filter never turns into a long scan. */
+const CATCH_UP_WINDOW = 10_000n
+
+/** A comment line: no event for the client, bytes for every proxy on the way. */
+const HEARTBEAT = Buffer.from(': heartbeat\n\n')
+
+/**
+ * One client's stream of ledger rows as Server-Sent Events, from after `cursor`. It follows the tail
+ * (live: the tail's batches are pushed as they come) while its client keeps up; when its buffer
+ * passes STREAM_BUFFER_BYTES it stops following, and once its client has read the buffer it reads the
+ * rows it missed from the ledger itself, a page at a time, until it has caught up and follows again.
+ * So a client gets every row after its cursor, in seq order, once, whatever its pace, and never holds
+ * more than about the buffer and one batch in this process.
+ */
+export class ChangeStream extends Readable implements TailFollower {
+  /** Every row up to here was pushed (or filtered out). */
+  private cursor: bigint
+  private following = false
+  private catchingUp = false
+  /** performance.now() of the client's last read (the consumer asking for more). */
+  lastRead = performance.now()
+
+  constructor(
+    private readonly tail: LedgerTail,
+    private readonly ledger: LedgerReads,
+    after: bigint,
+    private readonly petId: bigint | undefined,
+  ) {
+    super({ highWaterMark: STREAM_BUFFER_BYTES })
+    this.cursor = after
+  }
+
+  override _read(): void {
+    this.lastRead = performance.now()
+    if (!this.following) void this.catchUp()
+  }
+
+  onBatch(batch: TailBatch): void {
+    const events = batch.eventsAfter(this.cursor, this.petId)
+    if (batch.to > this.cursor) this.cursor = batch.to
+    if (events && !this.push(events)) this.unfollow()
+  }
+
+  /** A comment line, unless bytes are waiting anyway. */
+  heartbeat(): void {
+    if (this.readableLength === 0 && !this.destroyed) this.push(HEARTBEAT)
+  }
+
+  /** Ends the stream after what it holds (the drain: the client reconnects elsewhere and resumes). */
+  finish(): void {
+    this.unfollow()
+    if (!this.destroyed && !this.readableEnded) this.push(null)
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.unfollow()
+    callback(error)
+  }
+
+  private unfollow() {
+    this.following = false
+    this.tail.unfollow(this)
+  }
+
+  /**
+   * The first read, before the response is answered: a database that fails now gets the client an
+   * error status (503, 500) rather than a stream that ends at once. Then the stream goes on by itself
+   * (the response's first _read catches up, unless it follows already).
+   */
+  async start(): Promise<void> {
+    this.catchingUp = true
+    try {
+      if (await this.step()) this.follow()
+    } finally {
+      this.catchingUp = false
+    }
+  }
+
+  /** Reads from the ledger until the cursor reaches the tail's position, then follows the tail. */
+  private async catchUp(): Promise<void> {
+    if (this.catchingUp) return
+    this.catchingUp = true
+    try {
+      for (;;) {
+        if (this.destroyed || this.readableEnded) return
+        if ((await this.step()) && this.follow()) return
+        if (this.readableLength >= STREAM_BUFFER_BYTES) return // _read resumes it once the client has read
+      }
+    } catch (error) {
+      this.destroy(error as Error)
+    } finally {
+      this.catchingUp = false
+    }
+  }
+
+  /**
+   * One page of rows after the cursor, up to the tail's position, pushed; true when the cursor has
+   * reached the position (synchronously before returning, so the caller may follow at once).
+   */
+  private async step(): Promise<boolean> {
+    const end = this.tail.position
+    if (this.cursor >= end) return true
+    const through = end < this.cursor + CATCH_UP_WINDOW ? end : this.cursor + CATCH_UP_WINDOW
+    const rows = await this.ledger.listChanges({ after: this.cursor, through, limit: TAIL_READ_ROWS, petId: this.petId })
+    if (this.destroyed) return false
+    this.cursor = rows.length === TAIL_READ_ROWS ? rows.at(-1)!.seq : through
+    if (rows.length > 0) this.push(rows.map(changeEvent).join(''))
+    return false
+  }
+
+  /**
+   * Follows the tail if the cursor is at its position (the tail hands every later batch over); false
+   * when the tail moved on meanwhile (a batch came between step() and here), so reading goes on.
+   */
+  private follow(): boolean {
+    if (this.destroyed || this.readableEnded) return true
+    if (this.cursor < this.tail.position) return false
+    this.following = true
+    this.tail.follow(this)
+    return true
+  }
+}

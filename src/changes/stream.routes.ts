@@ -1,0 +1,142 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import fp from 'fastify-plugin'
+import { Type } from 'typebox'
+import { InvalidInputError, UnavailableError } from '../errors.js'
+import { API_ROUTE_DEPENDENCIES } from '../http/api-prefix.js'
+import { errorResponses } from '../http/error.schema.js'
+import type { Lifecycle } from '../http/lifecycle.js'
+import { documentRateLimits } from '../http/rate-limit.js'
+import { requires } from '../http/scopes.js'
+import { parseInt64 } from '../int64.js'
+import type { LedgerReads } from '../storage/ports.js'
+import { type ChangeStream, STREAM_BUFFER_BYTES } from './change-stream.js'
+import type { ChangeStreams } from './change-streams.js'
+import type { LedgerTail } from './ledger-tail.js'
+
+/** What a new stream says first: how long an EventSource waits before it reconnects (ms). */
+const RETRY_MS = 1000
+const PREAMBLE = Buffer.from(`retry: ${RETRY_MS}\n\n`)
+
+const StreamQuerySchema = Type.Object(
+  {
+    after: Type.Optional(
+      Type.Unsafe<bigint>({
+        type: 'integer',
+        format: 'int64',
+        minimum: 0,
+        description:
+          'Start after this seq (the last one you saw). Last-Event-ID, when sent, takes its place. Without either: at the current end.',
+      }),
+    ),
+    petId: Type.Optional(Type.Unsafe<bigint>({ type: 'integer', format: 'int64', description: "Only this pet's changes." })),
+  },
+  { additionalProperties: false },
+)
+
+export interface StreamRoutesOptions {
+  streams: ChangeStreams
+  tail: LedgerTail
+  ledger: LedgerReads
+  lifecycle: Lifecycle
+}
+
+/** The ledger as a live stream of Server-Sent Events; registered under API_PREFIX. */
+const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { streams, tail, ledger, lifecycle }) => {
+  app.addHook('onRequest', app.authenticate)
+  documentRateLimits(app)
+  // Streams end when the drain starts, and before the listener closes (one would hold the close).
+  const stopListening = lifecycle.onDrain(() => streams.endAll())
+  app.addHook('preClose', (done) => {
+    stopListening()
+    streams.close()
+    done()
+  })
+
+  app.get(
+    '/inventory/changes/stream',
+    {
+      config: { stream: true },
+      schema: {
+        operationId: 'streamInventoryChanges',
+        security: requires('inventory:read'),
+        summary: 'Follow the ledger live (Server-Sent Events)',
+        description:
+          'Every ledger row committed after the start, through any instance or the CLI, as a Server-Sent Event: `id: <seq>`, ' +
+          '`event: change`, `data: <the row, as listInventoryChanges writes it>`. It starts after `Last-Event-ID` (the header ' +
+          'EventSource sends when it reconnects), else after `after`, else at the current end; a client that reconnects with ' +
+          'the last id it saw gets exactly the rows after it, in seq order, on any instance. A comment line comes every ' +
+          'STREAM_HEARTBEAT_MS (15 s by default). A client that stops reading is cut off once its buffer (about ' +
+          `${STREAM_BUFFER_BYTES / 1024} KiB here, besides the kernel's) has waited two heartbeats; a stream also ends when its ` +
+          'instance starts to shut down. Either way, reconnect with Last-Event-ID. A page cannot use EventSource (it sends no ' +
+          'Authorization header): read it with fetch and a ReadableStream (docs/api.md shows how). Keys never go in URLs.',
+        tags: ['inventory'],
+        querystring: StreamQuerySchema,
+        headers: Type.Object({
+          'last-event-id': Type.Optional(
+            Type.String({ description: 'The id (seq) of the last event received: the stream resumes after it.' }),
+          ),
+        }),
+        response: {
+          200: {
+            description: 'The stream: it stays open until the client closes it or the instance shuts down.',
+            content: {
+              'text/event-stream': {
+                schema: Type.String({ description: 'Server-Sent Events: `retry`, then `change` events and comment lines.' }),
+              },
+            },
+          },
+          ...errorResponses(400, 401, 403, 500, 503),
+          429: Type.Ref('Error', {
+            description:
+              'A rate limit is exceeded (code `rate_limited`, with Retry-After), or this key already has STREAM_MAX_PER_KEY ' +
+              'streams open on this instance (code `too_many_streams`): close one first.',
+          }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const query = request.query as { after?: bigint; petId?: bigint }
+      const lastEventId = request.headers['last-event-id']
+      let start = query.after
+      if (lastEventId !== undefined) {
+        start = parseInt64(lastEventId)
+        if (start === undefined || start < 0n) throw new InvalidInputError('Last-Event-ID must be a seq: a decimal integer from 0')
+      }
+      if (lifecycle.draining) {
+        reply.header('retry-after', '1')
+        throw new UnavailableError('This instance is shutting down; reconnect to another')
+      }
+      const release = streams.reserve(request.apiKeyId)
+      let stream: ChangeStream
+      try {
+        await tail.start()
+        const end = await ledger.lastChangeSeq()
+        if (start !== undefined && start > end) {
+          throw new InvalidInputError(
+            `There is no change ${start} yet: the ledger ends at ${end}. Reconnect without an id to start at the end`,
+          )
+        }
+        stream = streams.openStream(start ?? end, query.petId, release)
+      } catch (error) {
+        release()
+        throw error
+      }
+      stream.push(PREAMBLE)
+      try {
+        await stream.start()
+      } catch (error) {
+        stream.destroy()
+        throw error
+      }
+      // Fastify destroys the stream when the client goes; the stream's close gives its place back.
+      reply.header('content-type', 'text/event-stream').header('cache-control', 'no-store').header('x-accel-buffering', 'no')
+      return reply.send(stream)
+    },
+  )
+}
+
+export const streamRoutes = fp(routes, {
+  name: 'petstore-stream-routes',
+  dependencies: [...API_ROUTE_DEPENDENCIES, 'petstore-admission'],
+  encapsulate: true,
+})

@@ -1,0 +1,70 @@
+import { parseArgs } from 'node:util'
+import { loadConfig } from '../config.js'
+import { parseInt64 } from '../int64.js'
+import { webhookJson, webhookState } from '../webhooks/webhook.json.js'
+import { WebhooksService } from '../webhooks/webhooks.service.js'
+import { type CliIo, escapeCell, say, table, UsageError, withStorage } from './io.js'
+
+const USAGE = 'webhooks: use webhooks add URL [--description TEXT] | webhooks list [--json] | webhooks remove ID | webhooks enable ID'
+
+/**
+ * `petstore webhooks add URL [--description TEXT] | list [--json] | remove ID | enable ID`. `add`
+ * prints the signing secret alone on stdout, this once. Running servers take a new or enabled
+ * subscription up at their next lease renewal (WEBHOOK_LEASE_MS / 3).
+ */
+export async function webhooksCommand(args: string[], io: CliIo): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { description: { type: 'string' }, json: { type: 'boolean' } },
+    allowPositionals: true,
+  })
+  const [sub, target, extra] = positionals
+  if (extra !== undefined || (sub !== 'list' && target === undefined) || (sub === 'list' && target !== undefined))
+    throw new UsageError(USAGE)
+  const id = sub === 'remove' || sub === 'enable' ? parseInt64(target!) : undefined
+  if ((sub === 'remove' || sub === 'enable') && id === undefined) throw new UsageError(`webhooks ${sub}: ID must be a decimal integer`)
+  const config = loadConfig(io.env)
+  await withStorage(io, async (storage) => {
+    const service = new WebhooksService(storage, {
+      allowPrivate: config.webhookAllowPrivate,
+      httpsOnly: config.environment === 'production',
+    })
+    if (sub === 'add') {
+      const { webhook, secret } = await service.create(target!, values.description ?? null)
+      say(
+        io,
+        `Created webhook ${webhook.id} to ${webhook.url}, from the ledger's seq ${webhook.deliveredThrough} on. Store the secret now: it is not shown again.`,
+      )
+      io.stdout.write(`${secret}\n`)
+    } else if (sub === 'list') {
+      const webhooks = await service.list()
+      if (values.json) {
+        io.stdout.write(`[${webhooks.map(webhookJson).join(',')}]\n`)
+        return
+      }
+      io.stdout.write(
+        table(
+          ['ID', 'STATE', 'DELIVERED THROUGH', 'LAST SUCCESS', 'NEXT ATTEMPT', 'LAST ERROR', 'URL', 'DESCRIPTION'],
+          webhooks.map((w) => [
+            w.id,
+            webhookState(w),
+            w.deliveredThrough,
+            w.lastSuccessAt ?? '-',
+            w.nextAttemptAt ?? '-',
+            w.lastError === null ? '-' : escapeCell(w.lastError),
+            escapeCell(w.url),
+            w.description === null ? '-' : escapeCell(w.description),
+          ]),
+        ),
+      )
+    } else if (sub === 'remove') {
+      await service.remove(id!)
+      say(io, `Removed webhook ${id}.`)
+    } else if (sub === 'enable') {
+      const webhook = await service.enable(id!)
+      say(io, `Enabled webhook ${webhook.id}: delivery resumes after seq ${webhook.deliveredThrough}.`)
+    } else {
+      throw new UsageError(USAGE)
+    }
+  })
+}

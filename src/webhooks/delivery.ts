@@ -1,0 +1,254 @@
+import { randomUUID } from 'node:crypto'
+import type { Config } from '../config.js'
+import type { InventoryChange, WebhookTarget } from '../domain.js'
+import type { LedgerTail } from '../changes/ledger-tail.js'
+import type { LedgerReads, WebhookStore } from '../storage/ports.js'
+import { webhookMessage } from './message.js'
+import { WebhookSender } from './send.js'
+import { sign } from './signature.js'
+
+/** Ledger rows a subscription reads per step. */
+const READ_ROWS = 100
+/** After a database failure, a subscription's loop waits this long (doubling up to the last) and tries again. */
+const BACKOFF_MS = [250, 500, 1000, 2000, 5000]
+/** Each retry waits its scheduled time, give or take this fraction, so failing receivers are not hit in step. */
+const JITTER = 0.1
+
+export type DeliverySettings = {
+  timeoutMs: Config['webhookTimeoutMs']
+  retryScheduleMs: Config['webhookRetryScheduleMs']
+  allowPrivate: Config['webhookAllowPrivate']
+  leaseMs: Config['webhookLeaseMs']
+}
+
+export interface DeliveryLog {
+  info(object: object, message: string): void
+  warn(object: object, message: string): void
+  error(object: object, message: string): void
+}
+
+/** What delivery reports, for the metrics. */
+export interface DeliveryObserver {
+  attempted(outcome: 'delivered' | 'failed' | 'disabled'): void
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve()
+    const timer = setTimeout(done, ms)
+    function done() {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', done)
+      resolve()
+    }
+    signal.addEventListener('abort', done, { once: true })
+  })
+
+/**
+ * Webhook delivery in one process. Every WEBHOOK_LEASE_MS / 3 it takes (or renews) the lease of each
+ * enabled subscription that no live process holds, and runs one loop per subscription it holds:
+ * each ledger row after the subscription's durable cursor becomes one signed message, POSTed in seq
+ * order; a 2xx moves the cursor (only while the lease is still this process's), a failure is
+ * retried along WEBHOOK_RETRY_SCHEDULE with the same webhook-id, and past the schedule the
+ * subscription is disabled. A process that dies stops renewing: another takes its subscriptions once
+ * their leases expire, and sends again the message that was in flight (at least once).
+ */
+export class WebhookDelivery {
+  /** This process's name on the leases: a new one at every start. */
+  readonly owner = randomUUID()
+  private readonly loops = new Map<number, SubscriptionLoop>()
+  private timer: NodeJS.Timeout | undefined
+  private scanning: Promise<void> | undefined
+  private stopped = false
+
+  constructor(
+    private readonly store: WebhookStore,
+    private readonly ledger: LedgerReads,
+    private readonly tail: LedgerTail,
+    private readonly settings: DeliverySettings,
+    private readonly log: DeliveryLog,
+    private readonly observer?: DeliveryObserver,
+  ) {}
+
+  start(): void {
+    if (this.timer || this.stopped) return
+    this.timer = setInterval(() => void this.scan(), Math.max(100, Math.floor(this.settings.leaseMs / 3))).unref()
+    void this.scan()
+  }
+
+  /** Takes and renews leases now (after a subscription is created or enabled here). */
+  scan(): Promise<void> {
+    this.scanning ??= this.leaseAndRun().finally(() => {
+      this.scanning = undefined
+    })
+    return this.scanning
+  }
+
+  /** Stops every loop (a message in flight is left to finish or not) and gives the leases up. */
+  async stop(): Promise<void> {
+    this.stopped = true
+    clearInterval(this.timer)
+    await this.scanning
+    for (const loop of this.loops.values()) loop.stop()
+    await Promise.all([...this.loops.values()].map((loop) => loop.done))
+    this.loops.clear()
+    await this.store.releaseWebhooks(this.owner).catch(() => {})
+  }
+
+  private async leaseAndRun(): Promise<void> {
+    if (this.stopped) return
+    let held: WebhookTarget[]
+    try {
+      held = await this.store.leaseWebhooks(this.owner, this.settings.leaseMs)
+      // The tail (a LISTEN connection on PostgreSQL) only once there is something to deliver.
+      if (held.length > 0) await this.tail.start()
+    } catch (error) {
+      this.log.warn({ err: error }, 'webhook delivery could not renew its leases; retrying')
+      return
+    }
+    if (this.stopped) return
+    const ids = new Set(held.map((w) => w.id))
+    for (const [id, loop] of this.loops) {
+      if (!ids.has(id) || loop.finished) {
+        loop.stop()
+        this.loops.delete(id)
+      }
+    }
+    for (const webhook of held) {
+      const running = this.loops.get(webhook.id)
+      if (running) {
+        running.refresh(webhook)
+        continue
+      }
+      const loop = new SubscriptionLoop(webhook, this.owner, this.store, this.ledger, this.tail, this.settings, this.log, this.observer)
+      this.loops.set(webhook.id, loop)
+    }
+  }
+}
+
+/** One subscription's deliveries, in seq order, while this process holds its lease. */
+class SubscriptionLoop {
+  private readonly abort = new AbortController()
+  /** Aborts the wait for a retry (refresh). */
+  private nap: AbortController | undefined
+  private readonly sender: WebhookSender
+  finished = false
+  readonly done: Promise<void>
+
+  constructor(
+    private readonly state: WebhookTarget,
+    private readonly owner: string,
+    private readonly store: WebhookStore,
+    private readonly ledger: LedgerReads,
+    private readonly tail: LedgerTail,
+    private readonly settings: DeliverySettings,
+    private readonly log: DeliveryLog,
+    private readonly observer?: DeliveryObserver,
+  ) {
+    this.sender = new WebhookSender(new URL(state.url), { timeoutMs: settings.timeoutMs, allowPrivate: settings.allowPrivate })
+    this.done = this.run().finally(() => {
+      this.finished = true
+      this.sender.close()
+    })
+  }
+
+  stop(): void {
+    this.abort.abort()
+  }
+
+  /**
+   * The subscription as the lease renewal read it: enabled again while a retry waited (its failures
+   * cleared, its cursor where this loop left it), the retry is due now.
+   */
+  refresh(fresh: WebhookTarget): void {
+    const s = this.state
+    if (
+      s.nextAttemptAt !== null &&
+      fresh.nextAttemptAt === null &&
+      fresh.failedAttempts === 0 &&
+      fresh.deliveredThrough === s.deliveredThrough
+    ) {
+      Object.assign(s, { nextAttemptAt: null, failedAttempts: 0 })
+      this.nap?.abort()
+    }
+  }
+
+  private get stopped() {
+    return this.abort.signal.aborted
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.abort.signal
+    let failures = 0
+    while (!this.stopped) {
+      try {
+        const due = this.state.nextAttemptAt === null ? 0 : Date.parse(this.state.nextAttemptAt) - Date.now()
+        if (due > 0) {
+          this.nap = new AbortController()
+          await sleep(due, AbortSignal.any([signal, this.nap.signal]))
+          continue
+        }
+        if (this.tail.position <= this.state.deliveredThrough) {
+          await this.tail.beyond(this.state.deliveredThrough, signal)
+          continue
+        }
+        const rows = await this.ledger.listChanges({ after: this.state.deliveredThrough, limit: READ_ROWS })
+        // None past the cursor though the tail is beyond it: rows removed from the ledger. Wait for new ones.
+        if (rows.length === 0) await this.tail.beyond(this.tail.position, signal)
+        for (const row of rows) {
+          if (this.stopped || !(await this.deliver(row))) break
+        }
+        failures = 0
+      } catch (error) {
+        const wait = BACKOFF_MS[Math.min(failures++, BACKOFF_MS.length - 1)]!
+        this.log.warn({ err: error, webhook: this.state.id }, 'webhook delivery could not reach the database; retrying')
+        await sleep(wait, signal)
+      }
+    }
+  }
+
+  /** One attempt of one row's message; true when it was delivered and recorded. */
+  private async deliver(row: InventoryChange): Promise<boolean> {
+    const { id: messageId, body } = webhookMessage(this.state.messageTag, row)
+    const timestamp = Math.floor(Date.now() / 1000)
+    const outcome = await this.sender.send(
+      {
+        'webhook-id': messageId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': sign(this.state.secret, messageId, timestamp, body),
+        'user-agent': 'petstore-webhooks/1',
+      },
+      body,
+    )
+    const at = new Date().toISOString()
+    if (outcome.ok) {
+      if (!(await this.store.recordDelivery(this.state.id, this.owner, row.seq, at))) return this.lost()
+      Object.assign(this.state, { deliveredThrough: row.seq, failedAttempts: 0, nextAttemptAt: null, failingSince: null })
+      this.observer?.attempted('delivered')
+      return true
+    }
+    const failedAttempts = this.state.failedAttempts + 1
+    const wait = this.settings.retryScheduleMs[failedAttempts - 1]
+    const nextAttemptAt =
+      wait === undefined ? undefined : new Date(Date.now() + wait * (1 - JITTER + 2 * JITTER * Math.random())).toISOString()
+    const error = wait === undefined ? `${failedAttempts} attempts failed; the last: ${outcome.error}` : outcome.error
+    if (!(await this.store.recordFailure(this.state.id, this.owner, { at, error, failedAttempts, nextAttemptAt }))) return this.lost()
+    Object.assign(this.state, { failedAttempts, nextAttemptAt: nextAttemptAt ?? null })
+    const context = { webhook: this.state.id, messageId, error: outcome.error, failedAttempts }
+    if (nextAttemptAt === undefined) {
+      this.observer?.attempted('disabled')
+      this.log.error(context, 'webhook disabled: its retry schedule ran out')
+      this.stop()
+    } else {
+      this.observer?.attempted('failed')
+      this.log.warn({ ...context, nextAttemptAt }, 'webhook delivery failed; it will be retried')
+    }
+    return false
+  }
+
+  /** The lease went to another process (or the subscription was deleted): this loop ends. */
+  private lost(): false {
+    this.stop()
+    return false
+  }
+}

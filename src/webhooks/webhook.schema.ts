@@ -1,0 +1,72 @@
+import { Type } from 'typebox'
+import { WEBHOOK_LIMITS } from '../domain.js'
+import { Int64Schema } from '../inventory/inventory.schema.js'
+
+const time = (description: string) => Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description })
+const text = (description: string) => Type.Union([Type.String(), Type.Null()], { description })
+
+const subscriptionFields = {
+  id: Type.Integer({ minimum: 1, description: 'The subscription’s id.' }),
+  url: Type.String({ description: 'Where its messages are POSTed.' }),
+  description: text('What it is for; null when none was given.'),
+  createdAt: Type.String({ format: 'date-time', description: 'When it was created (RFC 3339, UTC).' }),
+}
+
+export const WebhookSchema = Type.Object(
+  {
+    ...subscriptionFields,
+    state: Type.Unsafe<'active' | 'failing' | 'disabled'>({
+      type: 'string',
+      enum: ['active', 'failing', 'disabled'],
+      description:
+        '`active`: delivering; `failing`: a message is being retried along the schedule; `disabled`: the schedule ran out ' +
+        '(enableWebhook resumes it from its cursor).',
+    }),
+    deliveredThrough: Type.Unsafe<bigint>({
+      type: 'integer',
+      format: 'int64',
+      description: 'The cursor: every ledger row up to this seq was delivered (answered 2xx), or predates the subscription.',
+    }),
+    lastSuccessAt: time('When a message was last answered 2xx; null when never.'),
+    failingSince: time('When the message now being retried first failed; null while deliveries succeed.'),
+    failedAttempts: Type.Integer({ minimum: 0, description: 'Failed attempts of the message now being retried.' }),
+    nextAttemptAt: time('When that message is tried again; null when no retry waits.'),
+    lastError: text('Why the last attempt failed (`HTTP 503`, `no answer within 10000 ms`, …); null after a success.'),
+    disabledAt: time('When the subscription was disabled; null unless disabled.'),
+    disabledReason: text('Why it was disabled; null unless disabled.'),
+  },
+  {
+    $id: 'Webhook',
+    additionalProperties: false,
+    description: 'A webhook subscription and where its delivery stands. Never its secret.',
+  },
+)
+
+export const NewWebhookSchema = Type.Object(
+  {
+    ...subscriptionFields,
+    secret: Type.String({
+      pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$',
+      description:
+        'The signing secret (Standard Webhooks: `whsec_` and base64 key bytes), to verify each message’s `webhook-signature`. ' +
+        'Shown in this answer only: store it now.',
+    }),
+  },
+  { $id: 'NewWebhook', additionalProperties: false, description: 'A subscription just created, with its secret.' },
+)
+
+export const WebhookCreateSchema = Type.Object(
+  {
+    url: Type.String({
+      minLength: 1,
+      maxLength: WEBHOOK_LIMITS.urlLength,
+      description:
+        'An https URL (http too outside production). Its host must be public: loopback, private, link-local and ' +
+        'unique-local addresses are refused, unless the service runs with WEBHOOK_ALLOW_PRIVATE=true.',
+    }),
+    description: Type.Optional(Type.String({ maxLength: WEBHOOK_LIMITS.descriptionLength, description: 'What it is for.' })),
+  },
+  { $id: 'WebhookCreate', additionalProperties: false, description: 'A webhook subscription to create.' },
+)
+
+export const WebhookIdParamsSchema = Type.Object({ id: Int64Schema('The subscription’s id: a decimal integer in canonical form.') })

@@ -24,7 +24,9 @@ export class ChangeStream extends Readable implements TailFollower {
   private following = false
   private catchingUp = false
   /** performance.now() of the client's last read (the consumer asking for more). */
-  lastRead = performance.now()
+  private lastRead = performance.now()
+  /** When bytes were first seen waiting with no read since; undefined while the client keeps up. */
+  private waitingSince: number | undefined
 
   constructor(
     private readonly tail: LedgerTail,
@@ -47,9 +49,20 @@ export class ChangeStream extends Readable implements TailFollower {
     if (events && !this.push(events)) this.unfollow()
   }
 
-  /** A comment line, unless bytes are waiting anyway. */
-  heartbeat(): void {
-    if (this.readableLength === 0 && !this.destroyed) this.push(HEARTBEAT)
+  /**
+   * A heartbeat: a comment line, unless bytes are waiting anyway. Returns false when bytes have
+   * waited longer than `stalledMs` without the client reading any: its client stopped reading.
+   */
+  heartbeat(stalledMs: number): boolean {
+    if (this.destroyed) return true
+    const now = performance.now()
+    if (this.readableLength === 0) {
+      this.waitingSince = undefined
+      this.push(HEARTBEAT)
+      return true
+    }
+    if (this.waitingSince === undefined || this.lastRead > this.waitingSince) this.waitingSince = now
+    return now - this.waitingSince <= stalledMs
   }
 
   /** Ends the stream after what it holds (the drain: the client reconnects elsewhere and resumes). */

@@ -10,8 +10,8 @@ export interface ChangeStreamsSettings {
 
 /**
  * The change streams open in this process: at most `maxPerKey` per API key, a comment line on each
- * every heartbeat, and the end of any whose client has not read for two beats while bytes wait for
- * it (a client that stopped reading holds at most its stream's bounded buffer meanwhile).
+ * every heartbeat, and the end of any whose bytes have waited two beats without its client reading
+ * (a client that stopped reading holds at most its stream's bounded buffer meanwhile).
  */
 export class ChangeStreams {
   private readonly open = new Set<ChangeStream>()
@@ -70,10 +70,6 @@ export class ChangeStreams {
   }
 
   private heartbeat() {
-    const now = performance.now()
-    for (const stream of this.open) {
-      if (stream.readableLength > 0 && now - stream.lastRead > 2 * this.settings.heartbeatMs) stream.destroy()
-      else stream.heartbeat()
-    }
+    for (const stream of this.open) if (!stream.heartbeat(2 * this.settings.heartbeatMs)) stream.destroy()
   }
 }

@@ -152,8 +152,10 @@ class SubscriptionLoop {
     })
   }
 
+  /** Ends the loop; a message in flight is abandoned (its connection closed), to be sent again by the next holder. */
   stop(): void {
     this.abort.abort()
+    this.sender.close()
   }
 
   /**
@@ -220,6 +222,8 @@ class SubscriptionLoop {
       },
       body,
     )
+    // Stopped meanwhile: the lease may be another's already; the message stays after the cursor.
+    if (this.stopped) return false
     const at = new Date().toISOString()
     if (outcome.ok) {
       if (!(await this.store.recordDelivery(this.state.id, this.owner, row.seq, at))) return this.lost()
@@ -238,7 +242,7 @@ class SubscriptionLoop {
     if (nextAttemptAt === undefined) {
       this.observer?.attempted('disabled')
       this.log.error(context, 'webhook disabled: its retry schedule ran out')
-      this.stop()
+      this.abort.abort()
     } else {
       this.observer?.attempted('failed')
       this.log.warn({ ...context, nextAttemptAt }, 'webhook delivery failed; it will be retried')
@@ -248,7 +252,7 @@ class SubscriptionLoop {
 
   /** The lease went to another process (or the subscription was deleted): this loop ends. */
   private lost(): false {
-    this.stop()
+    this.abort.abort()
     return false
   }
 }

@@ -56,6 +56,11 @@ export function sqliteWebhooks(conn: SqliteConnection): WebhookStore {
     delete: rows('DELETE FROM webhooks WHERE id = ? RETURNING id'),
     enable: rows(`UPDATE webhooks SET disabled_at = NULL, disabled_reason = NULL, failed_attempts = 0, next_attempt_at = NULL
       WHERE id = ? RETURNING *`),
+    // Read first: a process with nothing to take writes nothing (a write would take the lock, and
+    // move data_version, which every other process's caches watch).
+    leasable: db.prepare(
+      'SELECT 1 FROM webhooks WHERE disabled_at IS NULL AND (lease_owner = @owner OR lease_owner IS NULL OR lease_expires_at < @now) LIMIT 1',
+    ),
     lease: rows(`UPDATE webhooks SET lease_owner = @owner, lease_expires_at = @until
       WHERE disabled_at IS NULL AND (lease_owner = @owner OR lease_owner IS NULL OR lease_expires_at < @now) RETURNING *`),
     release: rows('UPDATE webhooks SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = ?'),
@@ -89,6 +94,7 @@ export function sqliteWebhooks(conn: SqliteConnection): WebhookStore {
     },
     async leaseWebhooks(owner, leaseMs) {
       const now = Date.now()
+      if (!(await conn.retryBusy(() => st.leasable.get({ owner, now })))) return []
       return (await all(st.lease, { owner, now, until: now + leaseMs })).map(toTarget).sort((a, b) => a.id - b.id)
     },
     async releaseWebhooks(owner) {

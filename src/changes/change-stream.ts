@@ -22,6 +22,8 @@ export class ChangeStream extends Readable implements TailFollower {
   /** Every row up to here was pushed (or filtered out). */
   private cursor: bigint
   private following = false
+  /** finish() was called: nothing more may be pushed. */
+  private closing = false
   private catchingUp = false
   /** performance.now() of the client's last read (the consumer asking for more). */
   private lastRead = performance.now()
@@ -44,6 +46,7 @@ export class ChangeStream extends Readable implements TailFollower {
   }
 
   onBatch(batch: TailBatch): void {
+    if (this.done) return
     const events = batch.eventsAfter(this.cursor, this.petId)
     if (batch.to > this.cursor) this.cursor = batch.to
     if (events && !this.push(events)) this.unfollow()
@@ -58,7 +61,7 @@ export class ChangeStream extends Readable implements TailFollower {
     const now = performance.now()
     if (this.readableLength === 0) {
       this.waitingSince = undefined
-      this.push(HEARTBEAT)
+      if (!this.closing) this.push(HEARTBEAT)
       return true
     }
     if (this.waitingSince === undefined || this.lastRead > this.waitingSince) this.waitingSince = now
@@ -68,12 +71,19 @@ export class ChangeStream extends Readable implements TailFollower {
   /** Ends the stream after what it holds (the drain: the client reconnects elsewhere and resumes). */
   finish(): void {
     this.unfollow()
-    if (!this.destroyed && !this.readableEnded) this.push(null)
+    if (this.done) return
+    this.closing = true
+    this.push(null)
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     this.unfollow()
     callback(error)
+  }
+
+  /** Destroyed, or finishing: nothing more goes out. */
+  private get done(): boolean {
+    return this.destroyed || this.closing
   }
 
   private unfollow() {
@@ -101,7 +111,7 @@ export class ChangeStream extends Readable implements TailFollower {
     this.catchingUp = true
     try {
       for (;;) {
-        if (this.destroyed || this.readableEnded) return
+        if (this.done) return
         if ((await this.step()) && this.follow()) return
         if (this.readableLength >= STREAM_BUFFER_BYTES) return // _read resumes it once the client has read
       }
@@ -121,7 +131,7 @@ export class ChangeStream extends Readable implements TailFollower {
     if (this.cursor >= end) return true
     const through = end < this.cursor + CATCH_UP_WINDOW ? end : this.cursor + CATCH_UP_WINDOW
     const rows = await this.ledger.listChanges({ after: this.cursor, through, limit: TAIL_READ_ROWS, petId: this.petId })
-    if (this.destroyed) return false
+    if (this.done) return false
     this.cursor = rows.length === TAIL_READ_ROWS ? rows.at(-1)!.seq : through
     if (rows.length > 0) this.push(rows.map(changeEvent).join(''))
     return false
@@ -132,7 +142,7 @@ export class ChangeStream extends Readable implements TailFollower {
    * when the tail moved on meanwhile (a batch came between step() and here), so reading goes on.
    */
   private follow(): boolean {
-    if (this.destroyed || this.readableEnded) return true
+    if (this.done) return true
     if (this.cursor < this.tail.position) return false
     this.following = true
     this.tail.follow(this)

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import pg from 'pg'
 import { ERROR_CODES, codeForStatus, type ErrorCode } from '../../src/errors.js'
-import { BACKENDS, createKey, seed, useResources, type Response, type TestServer } from '../support/helpers.js'
+import { BACKENDS, createKey, parseExact, seed, useResources, type Response, type TestServer } from '../support/helpers.js'
 import { holdSqliteRecoveryLock } from '../support/sqlite-locks.js'
 import { TcpProxy } from '../support/tcp-proxy.js'
 
@@ -37,6 +37,49 @@ async function cancelledOrder(s: TestServer, token: string): Promise<string> {
   assert.equal(cancelled.status, 200, cancelled.text)
   return String(placed.body.id)
 }
+/**
+ * A request to the change stream that must be refused. A stream that opened would never end, so it
+ * is never awaited: a 200 is returned as soon as its headers come (and fails the check), the body cut.
+ */
+async function refusedStream(s: TestServer, query: string, options: { token?: string; headers?: Record<string, string> }) {
+  const headers: Record<string, string> = { ...options.headers }
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
+  const res = await fetch(`${s.baseUrl}/v1/inventory/changes/stream${query}`, { headers, signal: AbortSignal.timeout(30_000) })
+  if (res.status < 400) {
+    await res.body?.cancel()
+    return { status: res.status, headers: res.headers, text: `a stream opened (${res.status})`, body: undefined }
+  }
+  const text = await res.text()
+  const isJson = res.headers.get('content-type')?.startsWith('application/json')
+  return { status: res.status, headers: res.headers, text, body: isJson && text ? parseExact(text) : undefined }
+}
+/** Refused before the stream would open, whatever the ledger holds. */
+const badEventId = { 'last-event-id': 'x' }
+/** The limit on subscriptions (WEBHOOK_LIMITS.subscriptions). */
+const MAX_WEBHOOKS = 100
+/**
+ * Creates subscriptions up to the limit, asks for one more (409), then deletes the ones it created, so
+ * that no later change is ever delivered to them.
+ */
+async function oneWebhookTooMany(s: TestServer, token: string): Promise<Response> {
+  const existing = await s.request('GET', '/v1/webhooks', { token })
+  assert.equal(existing.status, 200, existing.text)
+  const created: string[] = []
+  for (let n = existing.body.length; n < MAX_WEBHOOKS; n++) {
+    const res = await s.request('POST', '/v1/webhooks', { token, body: { url: `https://example.com/hook-${n}` } })
+    assert.equal(res.status, 201, res.text)
+    created.push(String(res.body.id))
+  }
+  const refused = await s.request('POST', '/v1/webhooks', { token, body: { url: `https://example.com/hook-${MAX_WEBHOOKS}` } })
+  for (const id of created) {
+    const deleted = await s.request('DELETE', `/v1/webhooks/${id}`, { token })
+    assert.equal(deleted.status, 204, deleted.text)
+  }
+  return refused
+}
+const hook = { url: 'https://example.com/hook' }
+/** Refused at once (400 destination_refused): nothing is created. */
+const privateHook = { url: 'http://127.0.0.1/hook' }
 /**
  * Keys without the scope an operation needs, made in before(): `admin` holds only admin (refused
  * everywhere else), `reader` only inventory:read (refused on admin operations).
@@ -126,6 +169,16 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/inventory/changes', { token })) },
     500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/inventory/changes', { token }) },
     503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/inventory/changes', { token }) },
+  },
+  // The stream answers an error before it opens: a bad Last-Event-ID is refused before anything is read, and
+  // after=0 makes it read the ledger's rows (inventory_changes, dropped when broken) before it answers.
+  'GET /inventory/changes/stream': {
+    400: { phase: 'healthy', send: (s, token) => refusedStream(s, '', { token, headers: badEventId }) },
+    401: { phase: 'healthy', send: (s) => refusedStream(s, '', {}) },
+    403: { phase: 'healthy', send: (s) => refusedStream(s, '', { token: notOther() }) },
+    429: { phase: 'limited', send: (s, token) => twice(() => refusedStream(s, '', { token, headers: badEventId })) },
+    500: { phase: 'broken', send: (s, token) => refusedStream(s, '?after=0', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => refusedStream(s, '?after=0', { token }) },
   },
   'GET /store/orders': {
     403: lacking('GET', '/v1/store/orders', notOther),
@@ -262,6 +315,61 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/deprecations', { token }) },
     503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/deprecations', { token }) },
   },
+  'GET /webhooks': {
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/webhooks') },
+    403: lacking('GET', '/v1/webhooks', notAdmin),
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/webhooks', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/webhooks', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/webhooks', { token }) },
+  },
+  'POST /webhooks': {
+    400: {
+      phase: 'healthy',
+      code: 'destination_refused',
+      send: (s, token) => s.request('POST', '/v1/webhooks', { token, body: privateHook }),
+    },
+    401: { phase: 'healthy', send: (s) => s.request('POST', '/v1/webhooks', { body: hook }) },
+    403: lacking('POST', '/v1/webhooks', notAdmin, hook),
+    409: { phase: 'healthy', code: 'webhook_limit_reached', send: oneWebhookTooMany },
+    413: { phase: 'healthy', send: (s, token) => s.request('POST', '/v1/webhooks', { token, rawBody: bigBody('url'), headers: json }) },
+    415: {
+      phase: 'healthy',
+      send: (s, token) => s.request('POST', '/v1/webhooks', { token, rawBody: 'url=x', headers: { 'content-type': 'text/plain' } }),
+    },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('POST', '/v1/webhooks', { token, body: privateHook })) },
+    500: { phase: 'broken', send: (s, token) => s.request('POST', '/v1/webhooks', { token, body: hook }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('POST', '/v1/webhooks', { token, body: hook }) },
+  },
+  'GET /webhooks/{id}': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/webhooks/x', { token }) },
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/webhooks/1') },
+    403: lacking('GET', '/v1/webhooks/1', notAdmin),
+    404: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/webhooks/424242', { token }) },
+    414: { phase: 'healthy', send: (s, token) => s.request('GET', `/v1/webhooks/${longId}`, { token }) },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/webhooks/424242', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/webhooks/1', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/webhooks/1', { token }) },
+  },
+  'DELETE /webhooks/{id}': {
+    400: { phase: 'healthy', send: (s, token) => s.request('DELETE', '/v1/webhooks/x', { token }) },
+    401: { phase: 'healthy', send: (s) => s.request('DELETE', '/v1/webhooks/424242') },
+    403: lacking('DELETE', '/v1/webhooks/424242', notAdmin),
+    404: { phase: 'healthy', send: (s, token) => s.request('DELETE', '/v1/webhooks/424242', { token }) },
+    414: { phase: 'healthy', send: (s, token) => s.request('DELETE', `/v1/webhooks/${longId}`, { token }) },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('DELETE', '/v1/webhooks/424242', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('DELETE', '/v1/webhooks/424242', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('DELETE', '/v1/webhooks/424242', { token }) },
+  },
+  'POST /webhooks/{id}/enable': {
+    400: { phase: 'healthy', send: (s, token) => s.request('POST', '/v1/webhooks/x/enable', { token }) },
+    401: { phase: 'healthy', send: (s) => s.request('POST', '/v1/webhooks/424242/enable') },
+    403: lacking('POST', '/v1/webhooks/424242/enable', notAdmin),
+    404: { phase: 'healthy', send: (s, token) => s.request('POST', '/v1/webhooks/424242/enable', { token }) },
+    414: { phase: 'healthy', send: (s, token) => s.request('POST', `/v1/webhooks/${longId}/enable`, { token }) },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('POST', '/v1/webhooks/424242/enable', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('POST', '/v1/webhooks/424242/enable', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('POST', '/v1/webhooks/424242/enable', { token }) },
+  },
 }
 
 for (const backend of BACKENDS) {
@@ -386,12 +494,14 @@ for (const backend of BACKENDS) {
     test('When each declared response is provoked with the database broken, then the same holds and nothing internal shows', async () => {
       if (backend.name === 'sqlite') {
         const db = new Database(databaseUrl.slice('sqlite:'.length))
-        db.exec('DROP TABLE inventory; DROP TABLE orders; DROP TABLE inventory_changes; DROP TABLE deprecated_calls; DROP TABLE api_keys')
+        db.exec(
+          'DROP TABLE inventory; DROP TABLE orders; DROP TABLE inventory_changes; DROP TABLE deprecated_calls; DROP TABLE api_keys; DROP TABLE webhooks',
+        )
         db.close()
       } else {
         const client = new pg.Client({ connectionString: databaseUrl })
         await client.connect()
-        await client.query('DROP TABLE inventory, orders, inventory_changes, deprecated_calls, api_keys CASCADE')
+        await client.query('DROP TABLE inventory, orders, inventory_changes, deprecated_calls, api_keys, webhooks CASCADE')
         // DROP fires no trigger: move the version as a write would, so the cached list is not served.
         await client.query('UPDATE inventory_version SET version = version + 1')
         await client.end()

@@ -73,6 +73,8 @@ for (const backend of BACKENDS) {
       getInventoryItem: { method: 'GET', path: () => '/v1/inventory/1' },
       updateInventory: { method: 'PATCH', path: () => '/v1/inventory/1', body: { quantity: 9 } },
       listInventoryChanges: { method: 'GET', path: () => '/v1/inventory/changes' },
+      // Refused before the handler: a stream never opens (one that did would never end).
+      streamInventoryChanges: { method: 'GET', path: () => '/v1/inventory/changes/stream' },
       placeOrder: { method: 'POST', path: () => '/v1/store/orders', body: { petId: 1, quantity: 1 } },
       listOrders: { method: 'GET', path: () => '/v1/store/orders' },
       getOrder: { method: 'GET', path: (id) => `/v1/store/orders/${id}` },
@@ -84,8 +86,14 @@ for (const backend of BACKENDS) {
       getCurrentKey: { method: 'GET', path: () => '/v1/keys/current' },
       getKey: { method: 'GET', path: () => `/v1/keys/${spareKeyId}` },
       revokeKey: { method: 'DELETE', path: () => `/v1/keys/${spareKeyId}` },
+      listWebhooks: { method: 'GET', path: () => '/v1/webhooks' },
+      createWebhook: { method: 'POST', path: () => '/v1/webhooks', body: { url: 'https://example.com/by-query' } },
+      getWebhook: { method: 'GET', path: () => `/v1/webhooks/${webhookId}` },
+      deleteWebhook: { method: 'DELETE', path: () => `/v1/webhooks/${webhookId}` },
+      enableWebhook: { method: 'POST', path: () => `/v1/webhooks/${webhookId}/enable` },
     }
     let spareKeyId = 0
+    let webhookId = 0
 
     test('When any operation of the document is sent a query parameter it does not declare, then 400 and nothing changes', async () => {
       const { server, token } = suite
@@ -94,11 +102,15 @@ for (const backend of BACKENDS) {
       const orderId = String(placed.body.id)
       await createKey(server, 'spare', ['pets:read'])
       spareKeyId = (await server.request('GET', '/v1/keys', { token })).body.find((k: { name: string }) => k.name === 'spare').id
+      const webhook = await server.request('POST', '/v1/webhooks', { token, body: { url: 'https://example.com/hook' } })
+      assert.equal(webhook.status, 201, webhook.text)
+      webhookId = webhook.body.id
       const state = async () => ({
         keys: (await server.request('GET', '/v1/keys', { token })).text,
         inventory: (await server.request('GET', '/v1/inventory', { token })).text,
         orders: (await server.request('GET', '/v1/store/orders', { token })).text,
         changes: (await server.request('GET', '/v1/inventory/changes', { token })).text,
+        webhooks: (await server.request('GET', '/v1/webhooks', { token })).text,
       })
       const before = await state()
       const doc = (await server.request('GET', '/v1/openapi.json')).body
@@ -109,7 +121,7 @@ for (const backend of BACKENDS) {
       for (const operationId of operations) {
         const { method, path, body } = cases[operationId]!
         for (const query of ['foo=1', 'access_token=x', 'status=sold&foo=']) {
-          const declared = ['listInventory', 'listOrders', 'listInventoryChanges'].includes(operationId)
+          const declared = ['listInventory', 'listOrders', 'listInventoryChanges', 'streamInventoryChanges'].includes(operationId)
           // A declared filter is not undeclared: keep only the extra parameter for those operations.
           const sent = declared ? 'foo=1' : query
           const res = await server.request(method, `${path(orderId)}?${sent}`, { token, body })

@@ -21,6 +21,7 @@ const normalise = (text: string) => JSON.stringify(JSON.parse(text), null, 2)
 const OPERATIONS: Record<string, Record<string, string>> = {
   '/inventory': { get: 'listInventory' },
   '/inventory/changes': { get: 'listInventoryChanges' },
+  '/inventory/changes/stream': { get: 'streamInventoryChanges' },
   '/inventory/{petId}': { get: 'getInventoryItem', patch: 'updateInventory' },
   '/store/orders': { get: 'listOrders', post: 'placeOrder' },
   '/pets/{petId}': { get: 'getPetById' },
@@ -29,11 +30,15 @@ const OPERATIONS: Record<string, Record<string, string>> = {
   '/keys': { get: 'listKeys', post: 'createKey' },
   '/keys/current': { get: 'getCurrentKey' },
   '/keys/{id}': { get: 'getKey', delete: 'revokeKey' },
+  '/webhooks': { get: 'listWebhooks', post: 'createWebhook' },
+  '/webhooks/{id}': { get: 'getWebhook', delete: 'deleteWebhook' },
+  '/webhooks/{id}/enable': { post: 'enableWebhook' },
 }
 /** The one scope each operation needs; none: any valid key. */
 const SCOPE_OF: Record<string, string | undefined> = {
   listInventory: 'inventory:read',
   listInventoryChanges: 'inventory:read',
+  streamInventoryChanges: 'inventory:read',
   getInventoryItem: 'inventory:read',
   updateInventory: 'inventory:write',
   listOrders: 'orders:read',
@@ -46,6 +51,11 @@ const SCOPE_OF: Record<string, string | undefined> = {
   createKey: 'admin',
   getKey: 'admin',
   revokeKey: 'admin',
+  listWebhooks: 'admin',
+  createWebhook: 'admin',
+  getWebhook: 'admin',
+  deleteWebhook: 'admin',
+  enableWebhook: 'admin',
   getCurrentKey: undefined,
 }
 const PATHS = Object.keys(OPERATIONS).sort()
@@ -111,6 +121,7 @@ describe('OpenAPI document and docs page (sqlite)', () => {
       'InventoryItem',
       'InventoryUpdate',
       'NewApiKey',
+      'NewWebhook',
       'Order',
       'OrderCreate',
       'OrderStatus',
@@ -119,6 +130,8 @@ describe('OpenAPI document and docs page (sqlite)', () => {
       'PetStatus',
       'Scope',
       'Tag',
+      'Webhook',
+      'WebhookCreate',
     ])
     assert.deepEqual([...schemas.Pet.required].sort(), ['id', 'name', 'photoUrls', 'tags'])
     for (const [schema, field] of [
@@ -196,6 +209,38 @@ describe('OpenAPI document and docs page (sqlite)', () => {
       assert.equal(query.after.format, 'int64', op.operationId)
       assert.ok(op.responses['200'].headers.Link, `${op.operationId} declares Link`)
     }
+  })
+
+  test('When the change stream is read, then it answers text/event-stream, resumes by after or Last-Event-ID, and names too_many_streams', () => {
+    const op = doc.paths['/inventory/changes/stream'].get
+    assert.deepEqual(Object.keys(op.responses['200'].content), ['text/event-stream'])
+    assert.deepEqual(
+      op.parameters.map((p: any) => [p.in, p.name, p.required, p.schema.format]),
+      [
+        ['query', 'after', false, 'int64'],
+        ['query', 'petId', false, 'int64'],
+        ['header', 'last-event-id', false, undefined],
+      ],
+    )
+    assert.match(op.responses['429'].description, /rate_limited/)
+    assert.match(op.responses['429'].description, /too_many_streams/)
+    assert.equal(op.responses['429'].content['application/json'].schema.$ref, ERROR_REF)
+  })
+
+  test('When the webhook operations are read, then only the answer to createWebhook holds a secret, with a Location', () => {
+    const { schemas } = doc.components
+    const post = doc.paths['/webhooks'].post
+    assert.equal(post.requestBody.content['application/json'].schema.$ref, '#/components/schemas/WebhookCreate')
+    assert.deepEqual(schemas.WebhookCreate.required, ['url'])
+    assert.equal(post.responses['201'].content['application/json'].schema.$ref, '#/components/schemas/NewWebhook')
+    assert.ok(post.responses['201'].headers.Location)
+    assert.ok(schemas.NewWebhook.required.includes('secret'))
+    assert.equal(schemas.Webhook.properties.secret, undefined)
+    assert.equal(schemas.Webhook.additionalProperties, false)
+    for (const op of [doc.paths['/webhooks'].get, doc.paths['/webhooks/{id}'].get, doc.paths['/webhooks/{id}/enable'].post]) {
+      assert.doesNotMatch(JSON.stringify(op.responses['200']), /NewWebhook/, op.operationId)
+    }
+    assert.equal(doc.paths['/webhooks/{id}'].delete.responses['204'].content, undefined)
   })
 
   test('When getPetById is read, then it is deprecated under the pets tag, and every response declares Deprecation, Sunset and Link', () => {

@@ -13,6 +13,8 @@ const OPERATIONS: { id: string; scope: Scope | null; method: string; path: strin
   { id: 'listInventory', scope: 'inventory:read', method: 'GET', path: '/v1/inventory' },
   { id: 'getInventoryItem', scope: 'inventory:read', method: 'GET', path: '/v1/inventory/1' },
   { id: 'listInventoryChanges', scope: 'inventory:read', method: 'GET', path: '/v1/inventory/changes' },
+  // A stream that opened would never end: after=x is refused (400) once the scope has let it through.
+  { id: 'streamInventoryChanges', scope: 'inventory:read', method: 'GET', path: '/v1/inventory/changes/stream?after=x' },
   { id: 'updateInventory', scope: 'inventory:write', method: 'PATCH', path: '/v1/inventory/1', body: { quantity: 'lots' } },
   { id: 'placeOrder', scope: 'orders:write', method: 'POST', path: '/v1/store/orders', body: { petId: 1, quantity: 0 } },
   { id: 'listOrders', scope: 'orders:read', method: 'GET', path: '/v1/store/orders' },
@@ -24,6 +26,11 @@ const OPERATIONS: { id: string; scope: Scope | null; method: string; path: strin
   { id: 'createKey', scope: 'admin', method: 'POST', path: '/v1/keys', body: { name: '1 bad name' } },
   { id: 'getKey', scope: 'admin', method: 'GET', path: '/v1/keys/424242' },
   { id: 'revokeKey', scope: 'admin', method: 'DELETE', path: '/v1/keys/424242' },
+  { id: 'listWebhooks', scope: 'admin', method: 'GET', path: '/v1/webhooks' },
+  { id: 'createWebhook', scope: 'admin', method: 'POST', path: '/v1/webhooks', body: { url: '' } },
+  { id: 'getWebhook', scope: 'admin', method: 'GET', path: '/v1/webhooks/424242' },
+  { id: 'deleteWebhook', scope: 'admin', method: 'DELETE', path: '/v1/webhooks/424242' },
+  { id: 'enableWebhook', scope: 'admin', method: 'POST', path: '/v1/webhooks/424242/enable' },
   { id: 'getCurrentKey', scope: null, method: 'GET', path: '/v1/keys/current' },
 ]
 
@@ -32,12 +39,18 @@ const KEY_FIELDS = ['createdAt', 'id', 'lastUsedAt', 'name', 'scopes']
 for (const backend of BACKENDS) {
   describe(`scoped keys (${backend.name})`, () => {
     const suite = useAppSuite(backend, { seed: [{ petId: 1, quantity: 5, status: 'available' }] })
-    /** What a refused request must not change: the stock, orders, ledger and keys (but when a key was last used). */
+    /** What a refused request must not change: the stock, orders, ledger, keys (but when a key was last used) and webhooks. */
     const state = async () => {
       const { server, token } = suite
       const read = async (path: string) => (await server.request('GET', path, { token })).body
       const keys = (await read('/v1/keys')).map(({ lastUsedAt: _, ...key }: { lastUsedAt: unknown }) => key)
-      return [await read('/v1/inventory'), await read('/v1/store/orders'), await read('/v1/inventory/changes'), keys]
+      return [
+        await read('/v1/inventory'),
+        await read('/v1/store/orders'),
+        await read('/v1/inventory/changes'),
+        keys,
+        await read('/v1/webhooks'),
+      ]
     }
 
     test('When the document is read, then every operation is listed here with the scope it declares', async () => {

@@ -51,6 +51,17 @@ describe('configuration', () => {
     assert.doesNotMatch(outcome.stderr, /psk_/, 'no key was created')
   })
 
+  test('When a stream or webhook variable is invalid, then serve exits 2 naming each of them, and never listens', async () => {
+    const outcome = await serve({ STREAM_MAX_PER_KEY: '0', WEBHOOK_RETRY_SCHEDULE: '5s,25h', WEBHOOK_ALLOW_PRIVATE: 'yes' })
+    assert.equal(outcome.code, 2, outcome.stderr)
+    assert.match(
+      outcome.stderr,
+      /^Invalid configuration:\nSTREAM_MAX_PER_KEY="0" is invalid: .+\nWEBHOOK_RETRY_SCHEDULE="5s,25h" is invalid: .+\nWEBHOOK_ALLOW_PRIVATE="yes" is invalid: .+\n$/,
+    )
+    assert.doesNotMatch(outcome.stdout, /listening/i)
+    assert.equal(existsSync(outcome.database), false, 'no database was created')
+  })
+
   test('When serve --workers is not a valid count, then it exits non-zero naming the setting', async () => {
     const outcome = await serve({}, ['--workers', 'many'])
     assert.notEqual(outcome.code, 'still running')
@@ -78,6 +89,12 @@ describe('configuration', () => {
       PUBLIC_BASE_URL: 'https://inventory.internal.example/',
       PRODUCTION_BASE_URL: 'https://petstore.example.com',
       STAGING_BASE_URL: 'https://staging.petstore.example.com',
+      STREAM_HEARTBEAT_MS: '5000',
+      STREAM_MAX_PER_KEY: '3',
+      WEBHOOK_TIMEOUT_MS: '2000',
+      WEBHOOK_RETRY_SCHEDULE: '1s,1m,1h',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_LEASE_MS: '5000',
     })
     try {
       const res = await server.request('GET', '/v1/openapi.json')

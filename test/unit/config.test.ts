@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { ConfigError, loadConfig, maskUrl } from '../../src/config.js'
+import { ConfigError, loadConfig, maskUrl, parseRetrySchedule } from '../../src/config.js'
 
 const badSettings: [string, string][] = [
   ['PORT', 'abc'],
@@ -66,6 +66,34 @@ const badSettings: [string, string][] = [
   ['DEPRECATED_CALLS_FLUSH_MS', '99'],
   ['DEPRECATED_CALLS_FLUSH_MS', '3600001'],
   ['DEPRECATED_CALLS_FLUSH_MS', '10s'],
+  ['STREAM_HEARTBEAT_MS', '99'],
+  ['STREAM_HEARTBEAT_MS', '600001'],
+  ['STREAM_HEARTBEAT_MS', '15s'],
+  ['STREAM_MAX_PER_KEY', '0'],
+  ['STREAM_MAX_PER_KEY', '100001'],
+  ['STREAM_MAX_PER_KEY', '2.5'],
+  ['WEBHOOK_TIMEOUT_MS', '99'],
+  ['WEBHOOK_TIMEOUT_MS', '120001'],
+  ['WEBHOOK_TIMEOUT_MS', 'ten'],
+  ['WEBHOOK_RETRY_SCHEDULE', '25h'],
+  ['WEBHOOK_RETRY_SCHEDULE', '5s,1441m'],
+  ['WEBHOOK_RETRY_SCHEDULE', '86400001ms'],
+  ['WEBHOOK_RETRY_SCHEDULE', '5x'],
+  ['WEBHOOK_RETRY_SCHEDULE', '5'],
+  ['WEBHOOK_RETRY_SCHEDULE', '5S'],
+  ['WEBHOOK_RETRY_SCHEDULE', '1.5h'],
+  ['WEBHOOK_RETRY_SCHEDULE', '-5s'],
+  ['WEBHOOK_RETRY_SCHEDULE', ',5s'],
+  ['WEBHOOK_RETRY_SCHEDULE', '5s,'],
+  ['WEBHOOK_RETRY_SCHEDULE', '5s,,5m'],
+  ['WEBHOOK_RETRY_SCHEDULE', ','],
+  ['WEBHOOK_RETRY_SCHEDULE', '5s 5m'],
+  ['WEBHOOK_RETRY_SCHEDULE', Array(21).fill('1s').join(',')],
+  ['WEBHOOK_ALLOW_PRIVATE', 'yes'],
+  ['WEBHOOK_ALLOW_PRIVATE', '1'],
+  ['WEBHOOK_LEASE_MS', '999'],
+  ['WEBHOOK_LEASE_MS', '600001'],
+  ['WEBHOOK_LEASE_MS', '10s'],
 ]
 
 /** The ConfigError loadConfig throws for `env`. */
@@ -119,6 +147,12 @@ describe('loadConfig', () => {
         petLookupDeprecatedAt: new Date('2026-01-01T00:00:00Z'),
         petLookupSunsetAt: new Date('2027-07-01T00:00:00Z'),
         deprecatedCallsFlushMs: 10000,
+        streamHeartbeatMs: 15000,
+        streamMaxPerKey: 10,
+        webhookTimeoutMs: 10000,
+        webhookRetryScheduleMs: [5000, 300000, 1800000, 7200000, 18000000, 36000000, 36000000],
+        webhookAllowPrivate: false,
+        webhookLeaseMs: 10000,
       },
     )
   })
@@ -216,6 +250,60 @@ describe('loadConfig', () => {
     assert.throws(() => loadConfig({ PET_LOOKUP_DEPRECATED_AT: '2028-01-01T00:00:00Z' }), ConfigError)
     const same = loadConfig({ PET_LOOKUP_DEPRECATED_AT: '2026-06-01T02:00:00+02:00', PET_LOOKUP_SUNSET_AT: '2026-06-01T00:00:00Z' })
     assert.equal(same.petLookupSunsetAt.getTime(), same.petLookupDeprecatedAt.getTime())
+  })
+
+  test('When the stream and webhook limits are set at their bounds, then they are taken as integers', () => {
+    const low = loadConfig({ STREAM_HEARTBEAT_MS: '100', STREAM_MAX_PER_KEY: '1', WEBHOOK_TIMEOUT_MS: '100', WEBHOOK_LEASE_MS: '1000' })
+    assert.deepEqual([low.streamHeartbeatMs, low.streamMaxPerKey, low.webhookTimeoutMs, low.webhookLeaseMs], [100, 1, 100, 1000])
+    const high = loadConfig({
+      STREAM_HEARTBEAT_MS: '600000',
+      STREAM_MAX_PER_KEY: '100000',
+      WEBHOOK_TIMEOUT_MS: '120000',
+      WEBHOOK_LEASE_MS: '600000',
+    })
+    assert.deepEqual(
+      [high.streamHeartbeatMs, high.streamMaxPerKey, high.webhookTimeoutMs, high.webhookLeaseMs],
+      [600000, 100000, 120000, 600000],
+    )
+  })
+
+  test('When WEBHOOK_ALLOW_PRIVATE is true or false, then it is a boolean', () => {
+    assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'true' }).webhookAllowPrivate, true)
+    assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'false' }).webhookAllowPrivate, false)
+  })
+
+  test('When WEBHOOK_RETRY_SCHEDULE is a list of durations, then it is their milliseconds, in order', () => {
+    const schedule = (value: string) => loadConfig({ WEBHOOK_RETRY_SCHEDULE: value }).webhookRetryScheduleMs
+    assert.deepEqual(schedule('5s,5m,30m,2h,5h,10h,10h'), [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000])
+    assert.deepEqual(schedule('100ms'), [100])
+    assert.deepEqual(schedule('24h'), [86_400_000])
+    assert.deepEqual(schedule('1440m,86400s,86400000ms'), [86_400_000, 86_400_000, 86_400_000])
+    assert.deepEqual(schedule(' 1s , 2m '), [1_000, 120_000])
+    assert.deepEqual(schedule('10m,1s'), [600_000, 1_000], 'kept in the order given')
+    assert.deepEqual(schedule(Array(20).fill('1s').join(',')), Array(20).fill(1_000), 'up to 20 retries')
+    assert.deepEqual(schedule(''), schedule('5s,5m,30m,2h,5h,10h,10h'), 'empty counts as unset, as for every variable')
+  })
+
+  test('When WEBHOOK_RETRY_SCHEDULE is refused, then the message says what it takes', () => {
+    for (const value of ['25h', '5x', ',5s', Array(21).fill('1s').join(',')]) {
+      const { message } = refusal({ WEBHOOK_RETRY_SCHEDULE: value })
+      assert.equal(
+        message,
+        `WEBHOOK_RETRY_SCHEDULE=${JSON.stringify(value)} is invalid: expected 1 to 20 comma-separated durations, ` +
+          'each a whole number with a unit ms, s, m or h, at most 24h (e.g. 5s,5m,30m,2h)',
+      )
+    }
+  })
+
+  test('When parseRetrySchedule reads a schedule the pattern let through, then it gives milliseconds, or undefined past 24 hours', () => {
+    assert.deepEqual(
+      parseRetrySchedule('5s,5m,30m,2h,5h,10h,10h'),
+      [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+    )
+    assert.deepEqual(parseRetrySchedule('100ms'), [100])
+    assert.deepEqual(parseRetrySchedule('24h'), [86_400_000])
+    assert.equal(parseRetrySchedule('25h'), undefined)
+    assert.equal(parseRetrySchedule('5s,86400001ms'), undefined)
   })
 
   test('When the configuration is loaded, then it is frozen', () => {

@@ -113,8 +113,8 @@ const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_00
 /** WEBHOOK_RETRY_SCHEDULE's durations in milliseconds, or undefined when one is past 24 hours. */
 export function parseRetrySchedule(text: string): number[] | undefined {
   const waits = text.split(',').map((part) => {
-    const [, amount, unit] = /^\s*(\d+)(ms|s|m|h)\s*$/.exec(part)!
-    return Number(amount) * UNIT_MS[unit!]!
+    const [, amount, unit] = /^\s*(\d+)(ms|s|m|h)\s*$/.exec(part) ?? []
+    return unit === undefined ? Number.NaN : Number(amount) * UNIT_MS[unit]!
   })
   return waits.every((ms) => ms <= 24 * UNIT_MS.h!) ? waits : undefined
 }

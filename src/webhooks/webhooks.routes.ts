@@ -62,6 +62,14 @@ const routes: FastifyPluginAsyncTypebox<WebhooksRoutesOptions> = async (app, { w
             headers: { Location: Type.String({ description: "The subscription's URL, path-absolute: `/v1/webhooks/{id}`." }) },
           }),
           ...errorResponses(400, 401, 403, 409, 413, 415, 500, 503),
+          400: Type.Ref('Error', {
+            description:
+              'The body is invalid (code `invalid_request`), or the URL is one the service will not deliver to (code ' +
+              '`destination_refused`: not http(s), https only in production, credentials in it, or a non-public address).',
+          }),
+          409: Type.Ref('Error', {
+            description: 'There are 100 subscriptions already (code `webhook_limit_reached`); nothing was created.',
+          }),
         },
       },
     },

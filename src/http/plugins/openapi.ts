@@ -61,6 +61,7 @@ export const openApi = fp<OpenApiOptions>(
           { name: 'store', description: 'Orders, which reserve stock' },
           { name: 'pets', description: 'The pets themselves (the lookup by id is deprecated), and the report of its calls' },
           { name: 'keys', description: 'API keys and their scopes' },
+          { name: 'webhooks', description: 'Signed webhook subscriptions to stock changes' },
         ],
         components: {
           securitySchemes: {

@@ -370,6 +370,18 @@ for (const backend of BACKENDS) {
       await api.remove(sub.id)
     })
 
+    test('When a subscription is deleted, then nothing more is sent to it, rows written right after included', async () => {
+      const r = await receiver()
+      const sub = await api.subscribe(r.url)
+      await api.patch(1)
+      await waitFor(() => r.requests.length >= 1, WAIT_MS, 'the first message')
+      await api.remove(sub.id)
+      await api.patch(3)
+      // Long enough for the loop to have sent, and for a lease renewal (WEBHOOK_LEASE_MS / 3) to have passed.
+      await new Promise((resolve) => setTimeout(resolve, 600))
+      assert.equal(r.requests.length, 1, `nothing after the DELETE's 204 (got seqs ${r.seqs()})`)
+    })
+
     test('When the service restarts, then rows written while it was down are delivered, none lost or repeated', async () => {
       const r = await receiver()
       const sub = await api.subscribe(r.url)

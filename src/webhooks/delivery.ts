@@ -59,6 +59,7 @@ export class WebhookDelivery {
   private readonly loops = new Map<number, SubscriptionLoop>()
   private timer: NodeJS.Timeout | undefined
   private scanning: Promise<void> | undefined
+  private rescan: Promise<void> | undefined
   private stopped = false
 
   constructor(
@@ -76,9 +77,19 @@ export class WebhookDelivery {
     void this.scan()
   }
 
-  /** Takes and renews leases now (after a subscription is created or enabled here). */
+  /**
+   * Takes and renews leases now (after a subscription is created, enabled or deleted here). Asked
+   * during a scan, it scans once more after it: the one in progress may have read the table before.
+   */
   scan(): Promise<void> {
-    this.scanning ??= this.leaseAndRun().finally(() => {
+    if (this.scanning) {
+      this.rescan ??= this.scanning.then(() => {
+        this.rescan = undefined
+        return this.scan()
+      })
+      return this.rescan
+    }
+    this.scanning = this.leaseAndRun().finally(() => {
       this.scanning = undefined
     })
     return this.scanning

@@ -43,7 +43,8 @@ export function checkDestination(text: string, options: { allowPrivate: boolean;
   }
   if (!options.allowPrivate) {
     const address = literalAddress(url)
-    const local = url.hostname === 'localhost' || url.hostname.endsWith('.localhost')
+    const host = url.hostname.replace(/\.$/, '') // `localhost.` is the same host
+    const local = host === 'localhost' || host.endsWith('.localhost')
     if (local || (address !== undefined && !isPublicAddress(address))) {
       throw new DestinationRefusedError(
         `url names a loopback, private or otherwise non-public address (${url.hostname}); webhooks deliver to public addresses only`,

@@ -51,11 +51,20 @@ for (const backend of BACKENDS) {
       path: string,
       options: { body?: unknown; rawBody?: string; headers?: Record<string, string>; token?: string } = {},
     ) => suite.server.request(method, path, { token, ...options })
-    const listText = async () => {
+    const rawList = async () => {
       const res = await request('GET', '/v1/webhooks')
       assert.equal(res.status, 200)
       return res.text
     }
+    /**
+     * The subscriptions as their admin made them, for the checks that nothing changed: their delivery
+     * state moves by itself (the suite's subscriptions point at hosts that do not resolve, and any row
+     * committed after one was made is tried), and a refused request must change the rest.
+     */
+    const listText = async () =>
+      JSON.stringify(
+        JSON.parse(await rawList()).map((w: Record<string, unknown>) => [w.id, w.url, w.description, w.createdAt, w.deliveredThrough]),
+      )
     const ledgerEnd = async () => {
       const res = await request('GET', '/v1/inventory/changes?after=0&limit=1000')
       assert.equal(res.status, 200)
@@ -209,9 +218,7 @@ for (const backend of BACKENDS) {
       assert.equal(await listText(), before)
     })
 
-    test('When a URL names localhost with a trailing dot (the same host), then 400 destination_refused too', {
-      todo: 'src bug: checkDestination compares url.hostname with "localhost" exactly, so localhost. and x.localhost. are accepted',
-    }, async () => {
+    test('When a URL names localhost with a trailing dot (the same host), then 400 destination_refused too', async () => {
       const before = await listText()
       for (const url of ['http://localhost./hook', 'http://LOCALHOST.:8080/hook', 'http://api.localhost./hook']) {
         const res = await request('POST', '/v1/webhooks', { body: { url } })
@@ -296,7 +303,7 @@ for (const backend of BACKENDS) {
 
       const json = await suite.server.cli(['webhooks', 'list', '--json'])
       assert.equal(json.code, 0, json.stderr)
-      assert.equal(json.stdout, `${await listText()}\n`, 'list --json writes what GET /v1/webhooks does')
+      assert.equal(json.stdout, `${await rawList()}\n`, 'list --json writes what GET /v1/webhooks does')
       assert.ok(!json.stdout.includes(secret))
       const table = await suite.server.cli(['webhooks', 'list'])
       assert.equal(table.code, 0)

@@ -163,10 +163,12 @@ class SubscriptionLoop {
     })
   }
 
-  /** Ends the loop; a message in flight is abandoned (its connection closed), to be sent again by the next holder. */
+  /**
+   * Ends the loop after the message in flight, if any: it is answered (or times out) and recorded
+   * first, so a graceful stop sends nothing twice. `done` resolves then.
+   */
   stop(): void {
     this.abort.abort()
-    this.sender.close()
   }
 
   /**
@@ -233,8 +235,6 @@ class SubscriptionLoop {
       },
       body,
     )
-    // Stopped meanwhile: the lease may be another's already; the message stays after the cursor.
-    if (this.stopped) return false
     const at = new Date().toISOString()
     if (outcome.ok) {
       if (!(await this.store.recordDelivery(this.state.id, this.owner, row.seq, at))) return this.lost()
@@ -242,6 +242,8 @@ class SubscriptionLoop {
       this.observer?.attempted('delivered')
       return true
     }
+    // Stopping: a failure now is not counted against the subscription (the next holder tries at once).
+    if (this.stopped) return false
     const failedAttempts = this.state.failedAttempts + 1
     const wait = this.settings.retryScheduleMs[failedAttempts - 1]
     const nextAttemptAt =

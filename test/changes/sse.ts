@@ -47,6 +47,8 @@ export class SseClient {
   /** The body of a response other than 200, parsed. */
   body: any
   ended = false
+  /** Whether the response ended in full (its last chunk came), rather than its connection breaking. */
+  complete = false
   /** performance.now() when the response ended (or the connection closed). */
   endedAt: number | undefined
   private closing = false
@@ -138,6 +140,7 @@ export function openStream(baseUrl: string, options: OpenOptions = {}): Promise<
       client.status = res.statusCode!
       client.headers = res.headers
       res.setEncoding('utf8')
+      res.on('end', () => (client.complete = true))
       res.on('close', () => client.end())
       res.on('error', () => client.end())
       if (client.status !== 200) {
@@ -205,10 +208,9 @@ export async function feedTexts(baseUrl: string, token: string, after: bigint | 
   const rows: string[] = []
   let cursor = BigInt(after)
   for (;;) {
-    const res = await fetch(
-      `${baseUrl}/v1/inventory/changes?after=${cursor}&limit=1000${petId === undefined ? '' : `&petId=${petId}`}`,
-      { headers: { authorization: `Bearer ${token}` } },
-    )
+    const res = await fetch(`${baseUrl}/v1/inventory/changes?after=${cursor}&limit=1000${petId === undefined ? '' : `&petId=${petId}`}`, {
+      headers: { authorization: `Bearer ${token}` },
+    })
     const text = await res.text()
     assert.equal(res.status, 200, text)
     const link = res.headers.get('link')

@@ -130,7 +130,8 @@ for (const backend of BACKENDS) {
       const byHeader = await stream({ token: key, query: `after=${third}`, lastEventId: String(fifth) })
       const fromZero = await stream({ token: key, lastEventId: '0' })
       await until(
-        () => byAfter.events.length >= rows.length - 3 && byHeader.events.length >= rows.length - 5 && fromZero.events.length >= rows.length,
+        () =>
+          byAfter.events.length >= rows.length - 3 && byHeader.events.length >= rows.length - 5 && fromZero.events.length >= rows.length,
         3000,
         'the rows after each start',
       )
@@ -364,7 +365,9 @@ for (const backend of BACKENDS) {
       }
       assert.ok(backedUpAt !== undefined, 'the stream backed up')
       const cutAfter = closedAt! - backedUpAt
-      t.diagnostic(`cut off after ${Math.round(cutAfter)} ms; held at most ${maxBuffered} B in the stream, ${maxSocketBuffered} B in the socket`)
+      t.diagnostic(
+        `cut off after ${Math.round(cutAfter)} ms; held at most ${maxBuffered} B in the stream, ${maxSocketBuffered} B in the socket`,
+      )
       assert.ok(cutAfter < 10 * HEARTBEAT_MS, `cut off ${Math.round(cutAfter)} ms after its buffer started to wait`)
       // Its buffer and one batch of the tail (~125 KB) at most; the burst was ~25 MB.
       const bound = STREAM_BUFFER_BYTES + TAIL_READ_ROWS * 300

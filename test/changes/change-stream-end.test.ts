@@ -1,0 +1,78 @@
+// ChangeStream.finish() (what the drain calls on every open stream) must end the stream cleanly
+// whatever the stream is doing then. These drive one stream directly, with a stand-in tail and
+// ledger, in the two states a drain can find it in: its client's connection backed up (the pipe
+// paused, nothing buffered), then a heartbeat; and a catch-up read in flight.
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { ChangeStream } from '../../src/changes/change-stream.js'
+import type { LedgerTail } from '../../src/changes/ledger-tail.js'
+import type { InventoryChange } from '../../src/domain.js'
+import type { LedgerReads } from '../../src/storage/ports.js'
+
+function row(seq: number): InventoryChange {
+  return {
+    seq: BigInt(seq),
+    petId: 1n,
+    previousQuantity: 1,
+    quantity: 2,
+    reason: 'adjustment',
+    note: null,
+    orderId: null,
+    keyId: 1,
+    requestId: 'r',
+    at: '2026-01-01T00:00:00.000Z',
+  }
+}
+
+function standIns(position: bigint, listChanges: () => Promise<InventoryChange[]>) {
+  const tail = { position, follow() {}, unfollow() {} } as unknown as LedgerTail
+  const ledger = { listChanges, lastChangeSeq: async () => position } as unknown as LedgerReads
+  return { tail, ledger }
+}
+
+/** How the stream ended: 'end' (cleanly), or the error it was destroyed with. */
+function outcome(stream: ChangeStream): Promise<string> {
+  return new Promise((resolve) => {
+    stream.once('end', () => resolve('end'))
+    stream.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message))
+  })
+}
+
+const SRC_BUG =
+  'src bug: ChangeStream checks readableEnded (the end emitted) where it means push(null) called; after finish(), a heartbeat or a catch-up page pushes after EOF (ERR_STREAM_PUSH_AFTER_EOF) and the stream is destroyed with an error instead of ending'
+
+test('When the drain finishes a stream whose client is backed up, then a heartbeat before the client reads does not break it: it ends cleanly', {
+  todo: SRC_BUG,
+}, async () => {
+  const { tail, ledger } = standIns(0n, async () => [])
+  const stream = new ChangeStream(tail, ledger, 0n, undefined)
+  await stream.start()
+  const ended = outcome(stream)
+  // The consumer has everything so far and is not reading (its socket is full): nothing is buffered.
+  assert.equal(stream.readableLength, 0)
+  stream.finish()
+  stream.heartbeat() // the next beat, during the drain
+  await new Promise((resolve) => setImmediate(resolve))
+  stream.resume() // the client reads at last
+  assert.equal(await ended, 'end')
+})
+
+test('When the drain finishes a stream in the middle of a catch-up read, then the page read does not break it: it ends cleanly', {
+  todo: SRC_BUG,
+}, async () => {
+  let answer!: (rows: InventoryChange[]) => void
+  let asked = 0
+  const { tail, ledger } = standIns(3n, () => {
+    asked++
+    return new Promise((resolve) => (answer = resolve))
+  })
+  const stream = new ChangeStream(tail, ledger, 0n, undefined)
+  const starting = stream.start()
+  assert.equal(asked, 1, 'the first catch-up read is in flight')
+  const ended = outcome(stream)
+  stream.finish()
+  answer([row(1), row(2), row(3)])
+  await starting.catch(() => {})
+  stream.resume()
+  assert.equal(await ended, 'end')
+})

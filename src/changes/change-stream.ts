@@ -29,6 +29,12 @@ export class ChangeStream extends Readable implements TailFollower {
   private lastRead = performance.now()
   /** When bytes were first seen waiting with no read since; undefined while the client keeps up. */
   private waitingSince: number | undefined
+  /**
+   * Bytes the connection has handed to the kernel so far (set by the route): when they move, the
+   * client is reading, however slowly, even while the pipe waits for the socket's drain.
+   */
+  sent: () => number = () => 0
+  private lastSent = 0
 
   constructor(
     private readonly tail: LedgerTail,
@@ -54,17 +60,20 @@ export class ChangeStream extends Readable implements TailFollower {
 
   /**
    * A heartbeat: a comment line, unless bytes are waiting anyway. Returns false when bytes have
-   * waited longer than `stalledMs` without the client reading any: its client stopped reading.
+   * waited longer than `stalledMs` while none reached the client: its client stopped reading.
    */
   heartbeat(stalledMs: number): boolean {
     if (this.destroyed) return true
     const now = performance.now()
+    const sent = this.sent()
+    const moved = sent !== this.lastSent
+    this.lastSent = sent
     if (this.readableLength === 0) {
       this.waitingSince = undefined
       if (!this.closing) this.push(HEARTBEAT)
       return true
     }
-    if (this.waitingSince === undefined || this.lastRead > this.waitingSince) this.waitingSince = now
+    if (this.waitingSince === undefined || moved || this.lastRead > this.waitingSince) this.waitingSince = now
     return now - this.waitingSince <= stalledMs
   }
 

@@ -116,6 +116,11 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
             `There is no change ${start} yet: the ledger ends at ${end}. Reconnect without an id to start at the end`,
           )
         }
+        // The drain may have begun during the reads above: its endAll() would have missed this stream.
+        if (lifecycle.draining) {
+          reply.header('retry-after', '1')
+          throw new UnavailableError('This instance is shutting down; reconnect to another')
+        }
         stream = streams.openStream(start ?? end, query.petId, release)
       } catch (error) {
         release()
@@ -128,6 +133,8 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
         stream.destroy()
         throw error
       }
+      const socket = request.raw.socket
+      stream.sent = () => socket.bytesWritten - socket.writableLength
       // Fastify destroys the stream when the client goes; the stream's close gives its place back.
       reply.header('content-type', 'text/event-stream').header('cache-control', 'no-store').header('x-accel-buffering', 'no')
       return reply.send(stream)

@@ -663,7 +663,7 @@ export function renderLive(r: LiveResult): string {
           'drained after',
           'delivered/s until drained',
           'capacity/s with a backlog',
-          'server CPU µs per change',
+          'server CPU µs per delivered message (PATCHes included)',
           'received; missing / out of order / malformed / bad signature',
         ],
         ...r.webhook.map((w) =>

@@ -23,6 +23,18 @@ import {
   WRK_THREADS,
 } from './config.js'
 import { runHuge, type HugeResult } from './huge.js'
+import {
+  LIVE_GROUP,
+  LIVE_SCENARIO_IDS,
+  liveBudgetMs,
+  liveConsole,
+  liveGoals,
+  renderLive,
+  runLive,
+  selectLive,
+  writeLiveSection,
+  type LiveResult,
+} from './live.js'
 import { cpuPerRequest, runLoad, wrkVersion, type LoadSpec, type Measured } from './load.js'
 import { cpuTimeOf, killAllChildren, machineTicks, stealPercent } from './procs.js'
 import {
@@ -63,14 +75,15 @@ const ALL_SCENARIOS: readonly Scenario[] = [
   { id: 'patch', size: LARGE_INVENTORY, kind: 'patch' },
   { id: 'order', size: LARGE_INVENTORY, kind: 'order', stock: ORDER_STOCK },
 ]
-const unknownIds = SCENARIO_IDS?.filter((id) => !ALL_SCENARIOS.some((s) => s.id === id)) ?? []
+const KNOWN_IDS: readonly string[] = [...ALL_SCENARIOS.map((s) => s.id), ...LIVE_SCENARIO_IDS, LIVE_GROUP]
+const unknownIds = SCENARIO_IDS?.filter((id) => !KNOWN_IDS.includes(id)) ?? []
 if (unknownIds.length > 0) {
-  console.error(
-    `bench: BENCH_SCENARIOS names unknown scenarios: ${unknownIds.join(', ')} (known: ${ALL_SCENARIOS.map((s) => s.id).join(', ')})`,
-  )
+  console.error(`bench: BENCH_SCENARIOS names unknown scenarios: ${unknownIds.join(', ')} (known: ${KNOWN_IDS.join(', ')})`)
   process.exit(1)
 }
 const SCENARIOS = ALL_SCENARIOS.filter((s) => SCENARIO_IDS === undefined || SCENARIO_IDS.includes(s.id))
+/** The live-changes group (bench/live.ts): all of it by default, or the ids (or `live`) BENCH_SCENARIOS names. */
+const LIVE = selectLive(SCENARIO_IDS)
 const CEILINGS: readonly Ceiling[] = ['fastify', 'bare']
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -200,6 +213,7 @@ async function main(): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), 'petstore-bench-'))
   const rows: Row[] = []
   const huge: HugeResult[] = []
+  let live: LiveResult | undefined
   try {
     const datasets = new Map<string, Dataset>()
     const datasetOf = async (size: number, stock?: number): Promise<Dataset> => {
@@ -252,6 +266,8 @@ async function main(): Promise<number> {
       rows.push(...targets.map((t) => t.row))
     }
 
+    if (LIVE.length > 0) live = await runLive(CLI, BACKENDS, LIVE, dir, ROUNDS, log, info.loadAverage)
+
     if (RUN_HUGE) {
       log(`1M: generating ${HUGE_INVENTORY} entries (JSON and CSV)`)
       const hugeSet = await makeDataset(dir, HUGE_INVENTORY, true)
@@ -265,17 +281,29 @@ async function main(): Promise<number> {
     await rm(dir, { recursive: true, force: true })
   }
 
-  console.log(`\nLoad generator: ${info.wrk}, -t${WRK_THREADS} -c${CONNECTIONS}\n`)
-  console.log(consoleReport(rows, huge, info.backends))
-  await writeMarkdown(RESULTS, info, rows, huge)
+  // A run of the live-changes group alone replaces only its section of RESULTS.md; any other run rewrites the file.
+  if (rows.length > 0 || huge.length > 0) {
+    console.log(`\nLoad generator: ${info.wrk}, -t${WRK_THREADS} -c${CONNECTIONS}\n`)
+    console.log(consoleReport(rows, huge, info.backends))
+    await writeMarkdown(RESULTS, info, rows, huge)
+  }
+  if (live !== undefined) {
+    console.log(`\nLive changes:\n${liveConsole(live)}`)
+    await writeLiveSection(RESULTS, renderLive(live))
+  }
   console.log(`\nwrote ${RESULTS}`)
+  const liveMissed = live === undefined ? [] : liveGoals(live).filter((g) => g.met === false)
+  const liveFailed =
+    live === undefined ? 0 : [...live.webhook, ...live.streams, ...live.patch].filter((t) => t.failure !== undefined).length
   const invalid = rows.filter((r) => rowProblem(r) !== undefined)
   const failedSteps = huge.reduce((n, h) => n + h.failures.length, 0)
-  if (invalid.length > 0 || failedSteps > 0) {
-    console.log(`\nWARNING: ${invalid.length} invalid wrk run(s) and ${failedSteps} failed 1M step(s); exiting with status 1`)
+  if (invalid.length > 0 || failedSteps > 0 || liveFailed > 0) {
+    console.log(
+      `\nWARNING: ${invalid.length} invalid wrk run(s), ${failedSteps} failed 1M step(s) and ${liveFailed} failed live-changes target(s); exiting with status 1`,
+    )
     return 1
   }
-  const missed = goals(rows, huge, info.backends).filter((g) => g.met === false)
+  const missed = [...goals(rows, huge, info.backends).filter((g) => g.met === false), ...liveMissed]
   console.log(missed.length === 0 ? '\nAll goals met.' : `\nGoals not met (not an error): ${missed.map((g) => g.goal).join('; ')}`)
   return 0
 }
@@ -284,7 +312,9 @@ async function main(): Promise<number> {
 // plus 6 minutes per backend for the 1,000,000-entry section.
 const runs = ROUNDS * SCENARIOS.length * (BACKENDS.length * (BASELINE === undefined ? 1 : 2) + CEILINGS.length)
 const budgetMs =
-  runs * ((WARMUP_SECONDS + DURATION_SECONDS) * 1000 + 2 * LOAD_GRACE_MS + 60_000) + (RUN_HUGE ? BACKENDS.length * 360_000 : 0)
+  runs * ((WARMUP_SECONDS + DURATION_SECONDS) * 1000 + 2 * LOAD_GRACE_MS + 60_000) +
+  (RUN_HUGE ? BACKENDS.length * 360_000 : 0) +
+  liveBudgetMs(LIVE, BACKENDS.length, ROUNDS)
 const watchdog = setTimeout(() => {
   console.error(`bench: exceeded ${Math.round(budgetMs / 1000)} s overall; killing servers`)
   killAllChildren()

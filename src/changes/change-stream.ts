@@ -34,6 +34,8 @@ export class ChangeStream extends Readable implements TailFollower {
    * client is reading, however slowly, even while the pipe waits for the socket's drain.
    */
   sent: () => number = () => 0
+  /** Bytes written to the connection that the kernel has not taken yet (set by the route). */
+  unsent: () => number = () => 0
   private lastSent = 0
 
   constructor(
@@ -68,7 +70,7 @@ export class ChangeStream extends Readable implements TailFollower {
     const sent = this.sent()
     const moved = sent !== this.lastSent
     this.lastSent = sent
-    if (this.readableLength === 0) {
+    if (this.readableLength === 0 && this.unsent() === 0) {
       this.waitingSince = undefined
       if (!this.closing) this.push(HEARTBEAT)
       return true
@@ -108,10 +110,12 @@ export class ChangeStream extends Readable implements TailFollower {
   async start(): Promise<void> {
     this.catchingUp = true
     try {
-      if (await this.step()) this.follow()
+      if ((await this.step()) && this.follow()) return
     } finally {
       this.catchingUp = false
     }
+    // A _read during the step found catchingUp set and pushed nothing; Readable asks again only after a push.
+    if (!this.following && !this.done) void this.catchUp()
   }
 
   /** Reads from the ledger until the cursor reaches the tail's position, then follows the tail. */

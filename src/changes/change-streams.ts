@@ -69,7 +69,7 @@ export class ChangeStreams {
     clearInterval(this.beat)
     for (const stream of this.open) {
       stream.finish()
-      if (stream.readableLength > 0) stream.destroy()
+      if (stream.readableLength > 0 || stream.unsent() > 0) stream.destroy()
     }
   }
 

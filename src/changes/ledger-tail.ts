@@ -83,11 +83,11 @@ export class LedgerTail {
   /** Reads where the ledger ends and starts watching; idempotent. */
   start(): Promise<void> {
     this.starting ??= (async () => {
-      this.unwatch = this.ledger.watchLedger(() => this.wake())
       try {
+        this.unwatch = this.ledger.watchLedger(() => this.wake())
         this.pos = await this.ledger.lastChangeSeq()
       } catch (error) {
-        this.unwatch()
+        this.unwatch?.()
         this.starting = undefined
         throw error
       }

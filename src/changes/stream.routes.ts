@@ -98,7 +98,8 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
       const query = request.query as { after?: bigint; petId?: bigint }
       const lastEventId = request.headers['last-event-id']
       let start = query.after
-      if (lastEventId !== undefined) {
+      // An empty Last-Event-ID means none (the SSE specification's reset).
+      if (lastEventId !== undefined && lastEventId !== '') {
         start = parseInt64(lastEventId)
         if (start === undefined || start < 0n) throw new InvalidInputError('Last-Event-ID must be a seq: a decimal integer from 0')
       }
@@ -135,6 +136,7 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
       }
       const socket = request.raw.socket
       stream.sent = () => socket.bytesWritten - socket.writableLength
+      stream.unsent = () => socket.writableLength
       // Fastify destroys the stream when the client goes; the stream's close gives its place back.
       reply.header('content-type', 'text/event-stream').header('cache-control', 'no-store').header('x-accel-buffering', 'no')
       return reply.send(stream)

@@ -15,7 +15,10 @@ import { DestinationRefusedError } from '../errors.js'
 /** Whether an IP address (v4, v6, or v4 mapped into v6) is an ordinary public unicast address. */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false
-  return ipaddr.process(address).range() === 'unicast'
+  const parsed = ipaddr.process(address)
+  // IPv4-compatible IPv6 (::a.b.c.d, deprecated) is 'unicast' to ipaddr.js, but names no public host.
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) return false
+  return parsed.range() === 'unicast'
 }
 
 /** The URL's host as an address, when it is an IP literal (IPv6 without its brackets). */

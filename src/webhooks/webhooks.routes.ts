@@ -19,7 +19,8 @@ const DELIVERY =
   '`{"type":"inventory.changed","timestamp":"<the change’s time>","data":<the row, as listInventoryChanges writes it>}` ' +
   'with the Standard Webhooks headers `webhook-id` (`msg_<tag>_<seq>`: the same on every retry), `webhook-timestamp` and ' +
   '`webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the secret). Messages go in seq order, at ' +
-  'least once: one is sent again only when it was in flight as an instance stopped. A failure (not 2xx, no answer within ' +
+  'least once: after a crash, the message in flight and those answered in the last moments before it (the cursor is ' +
+  'written at least every 20 ms) are sent again; deduplicate by webhook-id. A failure (not 2xx, no answer within ' +
   'WEBHOOK_TIMEOUT_MS, refused) is retried along WEBHOOK_RETRY_SCHEDULE (5s, 5m, 30m, 2h, 5h, 10h, 10h by default) ' +
   'with jitter, holding back only that subscription; after the last retry the subscription is disabled.'
 
@@ -106,7 +107,9 @@ const routes: FastifyPluginAsyncTypebox<WebhooksRoutesOptions> = async (app, { w
         operationId: 'deleteWebhook',
         security: requires('admin'),
         summary: 'Delete a webhook subscription',
-        description: 'No message is sent to it afterwards, except one already in flight.',
+        description:
+          'No message is sent to it afterwards, except one already in flight (or, from another instance that delivers it, at ' +
+          'most one more before that instance sees the deletion).',
         tags: ['webhooks'],
         params: WebhookIdParamsSchema,
         response: {

@@ -1,5 +1,5 @@
 import { WEBHOOK_LIMITS, type Webhook } from '../domain.js'
-import { ConflictError, NotFoundError } from '../errors.js'
+import { ConflictError, InvalidInputError, NotFoundError } from '../errors.js'
 import type { WebhookStore } from '../storage/ports.js'
 import { checkDestination } from './destination.js'
 import { newMessageTag, newSecret } from './signature.js'
@@ -27,6 +27,11 @@ export class WebhooksService {
 
   /** Creates a subscription starting at the ledger's current end; its secret is returned this once. */
   async create(url: string, description: string | null): Promise<{ webhook: Webhook; secret: string }> {
+    // The HTTP schema says the same; the CLI comes here directly.
+    if ([...url].length > WEBHOOK_LIMITS.urlLength) throw new InvalidInputError(`url is longer than ${WEBHOOK_LIMITS.urlLength} characters`)
+    if (description !== null && [...description].length > WEBHOOK_LIMITS.descriptionLength) {
+      throw new InvalidInputError(`description is longer than ${WEBHOOK_LIMITS.descriptionLength} characters`)
+    }
     checkDestination(url, this.settings)
     const secret = newSecret()
     const webhook = await this.store.createWebhook(

@@ -69,3 +69,29 @@ test('When the drain finishes a stream in the middle of a catch-up read, then th
   stream.resume()
   assert.equal(await ended, 'end')
 })
+
+test('When a finished stream holds nothing itself but its socket holds bytes the client never takes, then the heartbeat cuts it off', async () => {
+  const { tail, ledger } = standIns(0n, async () => [])
+  const stream = new ChangeStream(tail, ledger, 0n, undefined)
+  await stream.start()
+  // The client vanished: the kernel took nothing more, and the connection still holds what was written.
+  stream.sent = () => 1000
+  stream.unsent = () => 16_384
+  stream.finish()
+  assert.equal(stream.readableLength, 0)
+  assert.equal(stream.heartbeat(50), true, 'the first beat starts the wait')
+  await new Promise((resolve) => setTimeout(resolve, 80))
+  assert.equal(stream.heartbeat(50), false, 'two beats later: cut off, so a shutdown does not wait for it')
+  // A client that takes bytes meanwhile is not cut off.
+  let sent = 1000
+  const reading = new ChangeStream(tail, ledger, 0n, undefined)
+  await reading.start()
+  reading.sent = () => sent
+  reading.unsent = () => 16_384
+  assert.equal(reading.heartbeat(50), true)
+  await new Promise((resolve) => setTimeout(resolve, 80))
+  sent += 4096
+  assert.equal(reading.heartbeat(50), true)
+  stream.destroy()
+  reading.destroy()
+})

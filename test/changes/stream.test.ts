@@ -309,6 +309,10 @@ for (const backend of BACKENDS) {
       const rows = 80_000
       const client = await stream({ readDelayMs: 3 })
       const changeStream = made.at(-1)!
+      // This test is about falling behind and catching up, not the cut-off: on two busy cores the
+      // reader's process can be off the CPU for longer than two 200 ms beats, so its stream gets ten times that.
+      const beat = ChangeStream.prototype.heartbeat
+      changeStream.heartbeat = (stalledMs: number) => beat.call(changeStream, stalledMs * 10)
       await until(() => client.blocks.length > 0, 2000, 'the preamble')
       const file = inventoryFile(Array.from({ length: rows }, (_, i) => ({ petId: 100_000 + i, quantity: i, status: 'available' })))
       const imported = await runCli(['import', 'inventory', file], { DATABASE_URL: database.url })

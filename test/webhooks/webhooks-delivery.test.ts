@@ -438,7 +438,7 @@ for (const backend of BACKENDS) {
       await database?.drop()
     })
 
-    test('When the database goes away mid-delivery and comes back, then every row is delivered in order, a repeat only of one in flight', async () => {
+    test('When the database goes away mid-delivery and comes back, then every row is delivered in order, none repeated beyond the unrecorded ones', async () => {
       const api = client(
         () => app!,
         () => token,
@@ -469,7 +469,12 @@ for (const backend of BACKENDS) {
       const during = r.requests.length
       // Longer than the lease and several database timeouts.
       await new Promise((resolve) => setTimeout(resolve, 1500))
-      assert.ok(r.requests.length - during <= 2, 'at most what was in flight went out while the database was away')
+      // At most what was in flight, and what the unrecorded answers allow (a send waits for the cursor's
+      // write once an answer has waited 100 ms for it: here 40 ms answers, so three) went out meanwhile.
+      assert.ok(
+        r.requests.length - during <= 4,
+        `at most what was in flight went out while the database was away (${r.requests.length - during})`,
+      )
       await outage.end()
       await waitFor(
         () => new Set(r.seqs()).size >= expected.length,

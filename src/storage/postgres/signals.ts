@@ -6,6 +6,12 @@ import type { PostgresConnection } from './connection.js'
 export const LEDGER_CHANNEL = 'petstore_ledger'
 /** Waits between attempts to reconnect the listening connection: doubling up to the last. */
 const RECONNECT_MS = [100, 200, 500, 1000, 2000, 5000]
+/**
+ * How often the listening connection is asked a `SELECT 1`: a connection dropped without a reset (a
+ * NAT's or a balancer's idle timeout, a failover) would otherwise lose every notification unseen
+ * until TCP keep-alive gave up on it, hours later. One query per process, not per watcher.
+ */
+const CHECK_MS = 30_000
 
 /**
  * Wake-ups for the ledger from PostgreSQL's LISTEN/NOTIFY: one connection per process, outside the
@@ -17,6 +23,7 @@ export function postgresSignals(db: PostgresConnection): LedgerSignals & { stop(
   const watchers = new Set<() => void>()
   let client: pg.Client | undefined
   let retry: NodeJS.Timeout | undefined
+  let check: NodeJS.Timeout | undefined
   let failures = 0
   const notify = () => {
     for (const watcher of watchers) watcher()
@@ -26,11 +33,14 @@ export function postgresSignals(db: PostgresConnection): LedgerSignals & { stop(
     const c = new pg.Client({
       connectionString: db.url,
       keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
       connectionTimeoutMillis: db.timeoutMs,
+      query_timeout: db.timeoutMs,
       application_name: 'petstore-listen',
     })
     client = c
     const lost = () => {
+      clearInterval(check)
       c.removeAllListeners('notification')
       c.end().catch(() => {})
       if (client !== c) return // stopped, or already replaced
@@ -46,13 +56,17 @@ export function postgresSignals(db: PostgresConnection): LedgerSignals & { stop(
       .then(() => c.query(`LISTEN ${LEDGER_CHANNEL}`))
       .then(() => {
         failures = 0
-        if (client === c) notify()
+        if (client !== c) return
+        notify()
+        clearInterval(check)
+        check = setInterval(() => c.query('SELECT 1').catch(lost), CHECK_MS).unref()
       }, lost)
   }
 
   const stop = () => {
     watchers.clear()
     clearTimeout(retry)
+    clearInterval(check)
     const c = client
     client = undefined
     c?.end().catch(() => {})

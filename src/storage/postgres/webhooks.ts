@@ -50,13 +50,18 @@ export function postgresWebhooks(db: PostgresConnection): WebhookStore {
   const rows = (sql: string, values: unknown[] = []) => db.query<WebhookRow>(sql, values)
   return {
     async createWebhook({ url, description, secret, messageTag, createdAt }, max) {
-      // The ledger's end is the last committed seq: a row committed after this statement has a higher one.
-      const [row] = await rows(
-        `INSERT INTO webhooks (url, description, secret, message_tag, created_at, delivered_through)
-         SELECT $1, $2, $3, $4, $5, (SELECT last_change FROM inventory_version)
-         WHERE (SELECT count(*) FROM webhooks) < $6 RETURNING ${COLUMNS}`,
-        [url, description, secret, messageTag, createdAt, max],
-      )
+      // The count and the insert under one lock: two creates racing at max - 1 must not both succeed.
+      const row = await db.transaction(Date.now() + db.timeoutMs, async (run) => {
+        await run('LOCK TABLE webhooks IN SHARE ROW EXCLUSIVE MODE')
+        // The ledger's end is the last committed seq: a row committed after this statement has a higher one.
+        const [created] = await run<WebhookRow>(
+          `INSERT INTO webhooks (url, description, secret, message_tag, created_at, delivered_through)
+           SELECT $1, $2, $3, $4, $5, (SELECT last_change FROM inventory_version)
+           WHERE (SELECT count(*) FROM webhooks) < $6 RETURNING ${COLUMNS}`,
+          [url, description, secret, messageTag, createdAt, max],
+        )
+        return created
+      })
       return row && toWebhook(row)
     },
     listWebhooks: async () => (await rows(`SELECT ${COLUMNS} FROM webhooks ORDER BY id`)).map(toWebhook),

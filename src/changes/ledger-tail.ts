@@ -6,6 +6,13 @@ import type { LedgerReads, LedgerSignals } from '../storage/ports.js'
 export const TAIL_READ_ROWS = 500
 /** After a failed read (the database away), the tail tries again this much later. */
 const RETRY_MS = 1000
+/**
+ * Reads start at most this often: under a stream of commits, each read then covers many of them, so
+ * every open stream gets one write per interval rather than one per commit (a socket write per stream
+ * per commit took more CPU than the PATCHes themselves with 100 streams open). A change still reaches
+ * the streams well within the second the API promises.
+ */
+export const TAIL_COALESCE_MS = 50
 
 /** One row as a Server-Sent Event: its seq as the id, the row as the feed writes it as the data. */
 export function changeEvent(change: InventoryChange): string {
@@ -65,6 +72,8 @@ export class LedgerTail {
   private reading = false
   private again = false
   private retry: NodeJS.Timeout | undefined
+  private pending: NodeJS.Timeout | undefined
+  private lastReadAt = Number.NEGATIVE_INFINITY
   private stopped = false
   private readonly followers = new Set<TailFollower>()
   private readonly waiters = new Set<{ seq: bigint; resolve: () => void }>()
@@ -100,6 +109,7 @@ export class LedgerTail {
     this.stopped = true
     this.unwatch?.()
     clearTimeout(this.retry)
+    clearTimeout(this.pending)
     for (const waiter of this.waiters) waiter.resolve()
     this.waiters.clear()
   }
@@ -137,33 +147,41 @@ export class LedgerTail {
       this.again = true
       return
     }
+    if (this.pending) return
+    const wait = this.lastReadAt + TAIL_COALESCE_MS - performance.now()
+    if (wait > 0) {
+      this.pending = setTimeout(() => {
+        this.pending = undefined
+        this.wake()
+      }, wait)
+      return
+    }
     this.reading = true
+    this.lastReadAt = performance.now()
     void this.read()
   }
 
   private async read(): Promise<void> {
+    this.again = false
     try {
-      do {
-        this.again = false
-        for (;;) {
-          if (this.stopped) return
-          if (this.followers.size === 0) {
-            const end = await this.ledger.lastChangeSeq()
-            // A follower that came meanwhile needs the rows up to the end, not a jump over them.
-            if (this.followers.size > 0) continue
-            this.advance(end)
-            break
-          }
-          const from = this.pos!
-          const rows = await this.ledger.listChanges({ after: from, limit: TAIL_READ_ROWS })
-          if (rows.length === 0 || this.stopped) break
-          const batch = new TailBatch(from, rows.at(-1)!.seq, rows)
-          this.pos = batch.to
-          for (const follower of this.followers) follower.onBatch(batch)
-          this.advance(batch.to)
-          if (rows.length < TAIL_READ_ROWS) break
+      for (;;) {
+        if (this.stopped) return
+        if (this.followers.size === 0) {
+          const end = await this.ledger.lastChangeSeq()
+          // A follower that came meanwhile needs the rows up to the end, not a jump over them.
+          if (this.followers.size > 0) continue
+          this.advance(end)
+          break
         }
-      } while (this.again)
+        const from = this.pos!
+        const rows = await this.ledger.listChanges({ after: from, limit: TAIL_READ_ROWS })
+        if (rows.length === 0 || this.stopped) break
+        const batch = new TailBatch(from, rows.at(-1)!.seq, rows)
+        this.pos = batch.to
+        for (const follower of this.followers) follower.onBatch(batch)
+        this.advance(batch.to)
+        if (rows.length < TAIL_READ_ROWS) break
+      }
     } catch (error) {
       this.log?.warn({ err: error }, 'reading the ledger for live changes failed; retrying')
       clearTimeout(this.retry)
@@ -171,6 +189,8 @@ export class LedgerTail {
       this.retry.unref()
     } finally {
       this.reading = false
+      // Woken during the read: read again, after the interval.
+      if (this.again) this.wake()
     }
   }
 

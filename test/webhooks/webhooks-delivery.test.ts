@@ -467,15 +467,18 @@ for (const backend of BACKENDS) {
         outage = { end: () => lock.release() }
       }
       const during = r.requests.length
-      // Longer than the lease and several database timeouts.
-      await new Promise((resolve) => setTimeout(resolve, 1500))
+      let sentMeanwhile: number
+      try {
+        // Longer than the lease and several database timeouts.
+        await new Promise((resolve) => setTimeout(resolve, 1500))
+        sentMeanwhile = r.requests.length - during
+      } finally {
+        // Ended whatever happens: a lock left held would keep the app's close, and this file, waiting.
+        await outage.end()
+      }
       // At most what was in flight, and what the unrecorded answers allow (a send waits for the cursor's
       // write once an answer has waited 100 ms for it: here 40 ms answers, so three) went out meanwhile.
-      assert.ok(
-        r.requests.length - during <= 4,
-        `at most what was in flight went out while the database was away (${r.requests.length - during})`,
-      )
-      await outage.end()
+      assert.ok(sentMeanwhile <= 4, `at most what was in flight went out while the database was away (${sentMeanwhile})`)
       await waitFor(
         () => new Set(r.seqs()).size >= expected.length,
         20_000,

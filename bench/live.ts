@@ -361,10 +361,12 @@ async function streamsRun(target: LiveTarget, dataset: Dataset, clients: Clients
 // ---------------------------------------------------------------- live-patch
 
 export interface PatchRow {
-  /** 'service/<backend>', 'service/<backend> + live' or 'bare'. */
+  /** 'service/<backend>', 'service/<backend> + live', 'bare' or 'bare + live'. */
   target: string
   backend?: string
   live: boolean
+  /** For 'bare + live': the secret its webhook signs with (bare-live.ts takes its receiver at start). */
+  bareSecret?: string
   runs: Measured[]
   /** Webhook messages delivered and stream events received (over all streams) during each measured run. */
   delivered: number[]
@@ -386,7 +388,7 @@ async function patchRun(
     await checkPatch(running, dataset)
     if (row.live) {
       receiver.reset()
-      receiver.setSecret(await subscribe(running, receiver.port))
+      receiver.setSecret(row.bareSecret ?? (await subscribe(running, receiver.port)))
       const port = Number(new URL(running.server.baseUrl).port)
       const opened = await clients.open({ port, token: running.token, path: STREAM_PATH, count: PATCH_STREAMS, record: false })
       if (opened.failed > 0) throw new Error(`${opened.failed} of ${PATCH_STREAMS} streams failed to open (first: ${opened.firstError})`)
@@ -467,7 +469,7 @@ export function liveBudgetMs(selected: readonly LiveScenarioId[], backends: numb
   if (selected.includes('live-webhook'))
     ms += (backends + 1) * (perStart + (2 * WARMUP_SECONDS + LIVE_SECONDS + 60) * 1000 + DRAIN_WAIT_MS * 2)
   if (selected.includes('live-streams')) ms += (backends + 1) * (perStart + 180_000)
-  if (selected.includes('live-patch')) ms += rounds * (2 * backends + 1) * (perStart + (WARMUP_SECONDS + DURATION_SECONDS) * 1000 + 60_000)
+  if (selected.includes('live-patch')) ms += rounds * (2 * backends + 2) * (perStart + (WARMUP_SECONDS + DURATION_SECONDS) * 1000 + 60_000)
   return ms
 }
 
@@ -524,13 +526,27 @@ export async function runLive(
         return { plain: row(false), live: row(true), start }
       })
       const bareRow: PatchRow = { target: 'bare', live: false, runs: [], delivered: [], streamEvents: [] }
-      result.patch.push(...pairs.flatMap((p) => [p.plain, p.live]), bareRow)
+      // The same job on bare node:http: what the fan-out and the webhook cost a PATCH on this machine at the least.
+      const bareSecret = `whsec_${randomBytes(32).toString('base64')}`
+      const bareLiveRow: PatchRow = { target: 'bare + live', live: true, bareSecret, runs: [], delivered: [], streamEvents: [] }
+      result.patch.push(...pairs.flatMap((p) => [p.plain, p.live]), bareRow, bareLiveRow)
       const steps: (() => Promise<void>)[][] = [
         ...pairs.map((p) => [
           () => patchRun(p.plain, p.start, dataset, receiver, clients, log),
           () => patchRun(p.live, p.start, dataset, receiver, clients, log),
         ]),
-        [() => patchRun(bareRow, () => startBareLive(dataset), dataset, receiver, clients, log)],
+        [
+          () => patchRun(bareRow, () => startBareLive(dataset), dataset, receiver, clients, log),
+          () =>
+            patchRun(
+              bareLiveRow,
+              () => startBareLive(dataset, { port: receiver.port, secret: bareSecret }),
+              dataset,
+              receiver,
+              clients,
+              log,
+            ),
+        ],
       ]
       for (let round = 0; round < rounds; round++) {
         log(`live-patch: round ${round + 1} of ${rounds}`)
@@ -766,7 +782,7 @@ export function renderLive(r: LiveResult): string {
             m?.cpuUserUs === undefined ? '-' : `${num(m.cpuUserUs, 1)} + ${num(m.cpuSysUs, 1)}`,
             p.runs.map((x) => num(x.stealPct)).join(', '),
             plainRun && m && valid(p) ? num(m.rps / plainRun.rps, 2) : '-',
-            bareRun && m && p.target !== 'bare' ? num(m.rps / bareRun.rps, 2) : '-',
+            bareRun && m && !p.target.startsWith('bare') ? num(m.rps / bareRun.rps, 2) : '-',
             p.live ? p.delivered.map((d, i) => `${d} / ${num((p.streamEvents[i] ?? 0) / PATCH_STREAMS)}`).join(', ') : '-',
           ]
         }),

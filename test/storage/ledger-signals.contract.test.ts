@@ -92,7 +92,12 @@ for (const backend of BACKENDS) {
         await tail.beyond(end - 1n)
         const later = tail.beyond(end)
         await other.writeStock({ kind: 'set', petId: 2n, quantity: 0, actor: actor() })
-        await later
+        // The SQLite check's timer is unref'd (it must not keep a server alive): this one keeps the test's loop running.
+        let timer: NodeJS.Timeout | undefined
+        const timeout = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error('beyond() did not resolve within 5 s')), 5000)
+        })
+        await Promise.race([later, timeout]).finally(() => clearTimeout(timer))
         assert.equal(tail.position, end + 1n)
       } finally {
         tail.stop()

@@ -13,13 +13,13 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Backend } from './backends.js'
-import { CLI_TIMEOUT_MS, DURATION_SECONDS, FIRST_PET_ID, LARGE_INVENTORY, WARMUP_SECONDS } from './config.js'
+import { DURATION_SECONDS, FIRST_PET_ID, LARGE_INVENTORY, WARMUP_SECONDS } from './config.js'
 import { type Clients, type Receiver, runPatcher, startClients, startReceiver } from './live-children.js'
 import type { PatcherResult } from './live-patcher.js'
 import type { ReceiverStats } from './live-receiver.js'
 import { cpuPerRequest, runLoad, type LoadSpec, type Measured } from './load.js'
-import { cpuTimeOf, freePort, HOST, machineTicks, memoryOf, runNode, startServer, stealPercent } from './procs.js'
-import { checkPatch, createKey, makeDataset, serve, serviceEnv, type Dataset, type Running } from './targets.js'
+import { cpuTimeOf, freePort, HOST, machineTicks, memoryOf, startServer, stealPercent } from './procs.js'
+import { checkPatch, makeDataset, serviceEnv, startService, type Dataset, type Running } from './targets.js'
 
 export const LIVE_SCENARIO_IDS = ['live-webhook', 'live-streams', 'live-patch'] as const
 export type LiveScenarioId = (typeof LIVE_SCENARIO_IDS)[number]
@@ -87,28 +87,8 @@ interface LiveTarget {
 }
 
 /** Fresh database, key, 10,000 entries, then `serve` with liveEnv. */
-async function startLiveService(cli: string, backend: Backend, dataset: Dataset, label: string): Promise<Running> {
-  const db = await backend.createDatabase(label)
-  try {
-    const env = liveEnv(db.url)
-    const token = await createKey(cli, env)
-    await runNode(cli, ['import', 'inventory', dataset.file], env, CLI_TIMEOUT_MS)
-    const server = await serve(cli, backend, env)
-    return {
-      server,
-      token,
-      stop: async () => {
-        try {
-          await server.stop()
-        } finally {
-          await db.dispose()
-        }
-      },
-    }
-  } catch (err) {
-    await db.dispose()
-    throw err
-  }
+function startLiveService(cli: string, backend: Backend, dataset: Dataset, label: string): Promise<Running> {
+  return startService(cli, backend, dataset, label, liveEnv)
 }
 
 /** bench/bare-live.js on the dataset; with a receiver, it POSTs every change there (signed with `secret`). */

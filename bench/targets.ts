@@ -85,11 +85,17 @@ export async function serve(cli: string, backend: Backend, env: NodeJS.ProcessEn
   return startServer(`service/${backend.name}`, cli, ['serve'], { ...env, PORT: String(port), HOST }, port, READY_PATH)
 }
 
-/** Fresh database, API key, inventory import, then `cli.js serve` until ready. */
-export async function startService(cli: string, backend: Backend, dataset: Dataset, label: string): Promise<Running> {
+/** Fresh database, API key, inventory import, then `cli.js serve` until ready, with `envOf`'s environment. */
+export async function startService(
+  cli: string,
+  backend: Backend,
+  dataset: Dataset,
+  label: string,
+  envOf: (url: string) => NodeJS.ProcessEnv = serviceEnv,
+): Promise<Running> {
   const db = await backend.createDatabase(label)
   try {
-    const env = serviceEnv(db.url)
+    const env = envOf(db.url)
     const token = await createKey(cli, env)
     await runNode(cli, ['import', 'inventory', dataset.file], env, CLI_TIMEOUT_MS)
     const server = await serve(cli, backend, env)

@@ -13,8 +13,10 @@ const HEARTBEAT = Buffer.from(': heartbeat\n\n')
 /**
  * One client's stream of ledger rows as Server-Sent Events, from after `cursor`. It follows the tail
  * (live: the tail's batches are pushed as they come) while its client keeps up; when its buffer
- * passes STREAM_BUFFER_BYTES it stops following, and once its client has read the buffer it reads the
- * rows it missed from the ledger itself, a page at a time, until it has caught up and follows again.
+ * passes STREAM_BUFFER_BYTES it stops following, and once its client has read the buffer it takes the
+ * rows it missed from the tail's recent batches (shared with every other stream), or, when it is
+ * further behind than they reach, from the ledger, a page at a time, until it has caught up and
+ * follows again.
  * So a client gets every row after its cursor, in seq order, once, whatever its pace, and never holds
  * more than about the buffer and one batch in this process.
  */
@@ -48,6 +50,11 @@ export class ChangeStream extends Readable implements TailFollower {
     this.cursor = after
   }
 
+  /** Every row up to here was pushed or filtered out (the tail keeps reading for it while this is among its recent batches). */
+  get seen(): bigint {
+    return this.cursor
+  }
+
   override _read(): void {
     this.lastRead = performance.now()
     if (!this.following) void this.catchUp()
@@ -57,7 +64,10 @@ export class ChangeStream extends Readable implements TailFollower {
     if (this.done) return
     const events = batch.eventsAfter(this.cursor, this.petId)
     if (batch.to > this.cursor) this.cursor = batch.to
-    if (events && !this.push(events)) this.unfollow()
+    if (events && !this.push(events)) {
+      this.following = false
+      this.tail.fallBehind(this)
+    }
   }
 
   /**
@@ -136,12 +146,22 @@ export class ChangeStream extends Readable implements TailFollower {
   }
 
   /**
-   * One page of rows after the cursor, up to the tail's position, pushed; true when the cursor has
-   * reached the position (synchronously before returning, so the caller may follow at once).
+   * Rows after the cursor, up to the tail's position, pushed: the tail's recent batches while the
+   * buffer takes them, else one page read from the ledger; true when the cursor has reached the
+   * position (synchronously before returning, so the caller may follow at once).
    */
   private async step(): Promise<boolean> {
     const end = this.tail.position
     if (this.cursor >= end) return true
+    const recent = this.tail.recentAfter(this.cursor)
+    if (recent !== undefined) {
+      for (const batch of recent) {
+        const events = batch.eventsAfter(this.cursor, this.petId)
+        this.cursor = batch.to
+        if (events && !this.push(events)) break
+      }
+      return this.cursor >= this.tail.position
+    }
     const through = end < this.cursor + CATCH_UP_WINDOW ? end : this.cursor + CATCH_UP_WINDOW
     const rows = await this.ledger.listChanges({ after: this.cursor, through, limit: TAIL_READ_ROWS, petId: this.petId })
     if (this.done) return false

@@ -1,11 +1,11 @@
-import { randomUUID } from 'node:crypto'
+import { type KeyObject, randomUUID } from 'node:crypto'
 import type { Config } from '../config.js'
 import type { InventoryChange, WebhookTarget } from '../domain.js'
 import type { LedgerTail } from '../changes/ledger-tail.js'
 import type { LedgerReads, WebhookStore } from '../storage/ports.js'
 import { webhookMessage } from './message.js'
 import { WebhookSender } from './send.js'
-import { sign } from './signature.js'
+import { sign, signingKey } from './signature.js'
 
 /** Ledger rows a subscription reads per step. */
 const READ_ROWS = 100
@@ -170,6 +170,8 @@ class SubscriptionLoop {
   /** A cursor write failed: the loop stops sending until one succeeds (it backs off as for any database failure). */
   private writeError: unknown
   private readonly sender: WebhookSender
+  /** The subscription secret as an HMAC key, made once. */
+  private readonly key: KeyObject
   finished = false
   readonly done: Promise<void>
   /**
@@ -190,6 +192,7 @@ class SubscriptionLoop {
   ) {
     this.recorded = state.deliveredThrough
     this.sender = new WebhookSender(new URL(state.url), { timeoutMs: settings.timeoutMs, allowPrivate: settings.allowPrivate })
+    this.key = signingKey(state.secret)
     this.done = this.run().finally(() => {
       this.finished = true
       this.sender.close()
@@ -333,7 +336,7 @@ class SubscriptionLoop {
       {
         'webhook-id': messageId,
         'webhook-timestamp': String(timestamp),
-        'webhook-signature': sign(this.state.secret, messageId, timestamp, body),
+        'webhook-signature': sign(this.key, messageId, timestamp, body),
         'user-agent': 'petstore-webhooks/1',
       },
       body,

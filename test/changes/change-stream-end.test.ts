@@ -25,7 +25,7 @@ function row(seq: number): InventoryChange {
 }
 
 function standIns(position: bigint, listChanges: () => Promise<InventoryChange[]>) {
-  const tail = { position, follow() {}, unfollow() {} } as unknown as LedgerTail
+  const tail = { position, follow() {}, unfollow() {}, fallBehind() {}, recentAfter: () => undefined } as unknown as LedgerTail
   const ledger = { listChanges, lastChangeSeq: async () => position } as unknown as LedgerReads
   return { tail, ledger }
 }

@@ -74,7 +74,7 @@ for (const backend of BACKENDS) {
       await tail.start()
       const start = tail.position
       const seen: bigint[] = []
-      tail.follow({ onBatch: (batch: TailBatch) => seen.push(...batch.rows.map((r) => r.seq)) })
+      tail.follow({ onBatch: (batch: TailBatch) => seen.push(...batch.seqs) })
       try {
         const writer = async (s: Storage, petId: bigint) => {
           for (let q = 1; q <= 60; q++) await s.writeStock({ kind: 'set', petId, quantity: q, actor: actor() })

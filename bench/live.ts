@@ -18,7 +18,7 @@ import { type Clients, type Receiver, runPatcher, startClients, startReceiver } 
 import type { PatcherResult } from './live-patcher.js'
 import type { ReceiverStats } from './live-receiver.js'
 import { cpuPerRequest, runLoad, type LoadSpec, type Measured } from './load.js'
-import { cpuTimeOf, freePort, HOST, machineTicks, memoryOf, startServer, stealPercent } from './procs.js'
+import { type CpuTime, cpuTimeOf, freePort, HOST, machineTicks, memoryOf, startServer, stealPercent } from './procs.js'
 import { checkPatch, makeDataset, serviceEnv, startService, type Dataset, type Running } from './targets.js'
 
 export const LIVE_SCENARIO_IDS = ['live-webhook', 'live-streams', 'live-patch'] as const
@@ -351,7 +351,22 @@ export interface PatchRow {
   /** Webhook messages delivered and stream events received (over all streams) during each measured run. */
   delivered: number[]
   streamEvents: number[]
+  /**
+   * CPU the processes took during each measured run, in cores (CPU seconds ÷ wall seconds): the server,
+   * and the stream clients plus the webhook receiver (on this machine too, so their CPU is not the
+   * server's or wrk's).
+   */
+  serverCores: (number | undefined)[]
+  consumerCores: (number | undefined)[]
   failure?: string
+}
+
+const noRuns = () => ({ runs: [], delivered: [], streamEvents: [], serverCores: [], consumerCores: [] })
+
+/** CPU seconds a process took between two readings ÷ the wall seconds between them. */
+function coresOf(before: CpuTime | undefined, after: CpuTime | undefined, wallMs: number): number | undefined {
+  if (!before || !after || wallMs <= 0) return undefined
+  return (after.userUs + after.sysUs - before.userUs - before.sysUs) / (wallMs * 1000)
 }
 
 async function patchRun(
@@ -382,9 +397,17 @@ async function patchRun(
     }
     if (WARMUP_SECONDS > 0) await runLoad(spec, WARMUP_SECONDS)
     const [r0, e0] = row.live ? [await receiver.stats(), await clients.collect()] : [undefined, undefined]
+    const consumers = [clients.pid, receiver.pid]
     const [cpuBefore, machineBefore] = [await cpuTimeOf(running.server.pid), await machineTicks()]
+    const consumersBefore = await Promise.all(consumers.map(cpuTimeOf))
+    const startedAt = performance.now()
     const measured = await runLoad(spec, DURATION_SECONDS)
+    const wallMs = performance.now() - startedAt
     const [cpuAfter, machineAfter] = [await cpuTimeOf(running.server.pid), await machineTicks()]
+    const consumersAfter = await Promise.all(consumers.map(cpuTimeOf))
+    row.serverCores.push(coresOf(cpuBefore, cpuAfter, wallMs))
+    const consumerShares = consumers.map((_, i) => coresOf(consumersBefore[i], consumersAfter[i], wallMs))
+    row.consumerCores.push(consumerShares.some((c) => c === undefined) ? undefined : consumerShares.reduce((a, c) => a! + c!, 0))
     const died = running.server.unexpectedExit()
     if (died !== undefined) throw new Error(`${running.server.label} exited during the run: ${died}`)
     const stealPct = stealPercent(machineBefore, machineAfter)
@@ -502,13 +525,15 @@ export async function runLive(
           runs: [],
           delivered: [],
           streamEvents: [],
+          serverCores: [],
+          consumerCores: [],
         })
         return { plain: row(false), live: row(true), start }
       })
-      const bareRow: PatchRow = { target: 'bare', live: false, runs: [], delivered: [], streamEvents: [] }
+      const bareRow: PatchRow = { target: 'bare', live: false, ...noRuns() }
       // The same job on bare node:http: what the fan-out and the webhook cost a PATCH on this machine at the least.
       const bareSecret = `whsec_${randomBytes(32).toString('base64')}`
-      const bareLiveRow: PatchRow = { target: 'bare + live', live: true, bareSecret, runs: [], delivered: [], streamEvents: [] }
+      const bareLiveRow: PatchRow = { target: 'bare + live', live: true, bareSecret, ...noRuns() }
       result.patch.push(...pairs.flatMap((p) => [p.plain, p.live]), bareRow, bareLiveRow)
       const steps: (() => Promise<void>)[][] = [
         ...pairs.map((p) => [
@@ -617,12 +642,17 @@ export function liveGoals(r: LiveResult): LiveGoal[] {
       measured:
         ratio === undefined
           ? '-'
-          : `${num(ratio, 2)} (${num(b?.rps)} vs ${num(a?.rps)} req/s, medians of ${live.runs.length} alternating rounds)`,
+          : `${num(ratio, 2)} (${num(b?.rps)} vs ${num(a?.rps)} req/s, medians of ${live.runs.length} alternating rounds); ` +
+            `server CPU per PATCH ${cpuText(b)} vs ${cpuText(a)} µs; the stream clients and the receiver took ` +
+            `${live.consumerCores.map((c) => num(c, 2)).join(', ')} of the machine's cores`,
       met: ratio === undefined ? undefined : ratio >= PATCH_RATIO_GOAL,
     })
   }
   return goals
 }
+
+const cpuText = (m: Measured | undefined): string =>
+  m?.cpuUserUs === undefined || m.cpuSysUs === undefined ? '-' : num(m.cpuUserUs + m.cpuSysUs, 1)
 
 const metText = (met: boolean | undefined): string => (met === undefined ? 'not measured' : met ? 'met' : '**NOT met**')
 
@@ -742,6 +772,7 @@ export function renderLive(r: LiveResult): string {
           'p50 ms',
           'p99 ms',
           'server CPU µs/req (user+sys)',
+          'cores used by the server / by the stream clients + receiver, by round',
           'CPU steal % by round',
           '÷ without',
           '÷ bare',
@@ -749,7 +780,7 @@ export function renderLive(r: LiveResult): string {
         ],
         ...r.patch.map((p) => {
           if (p.failure !== undefined && p.runs.length === 0)
-            return [p.target, `FAILED: ${p.failure.split('\n')[0] ?? ''}`, '', '', '', '', '', '', '', '']
+            return [p.target, `FAILED: ${p.failure.split('\n')[0] ?? ''}`, '', '', '', '', '', '', '', '', '']
           const m = medianRun(p)
           const plain = p.live ? r.patch.find((q) => q.backend === p.backend && !q.live) : undefined
           const plainRun = plain && valid(plain) ? medianRun(plain) : undefined
@@ -760,6 +791,7 @@ export function renderLive(r: LiveResult): string {
             num(m?.p50, 2),
             num(m?.p99, 2),
             m?.cpuUserUs === undefined ? '-' : `${num(m.cpuUserUs, 1)} + ${num(m.cpuSysUs, 1)}`,
+            p.serverCores.map((c, i) => `${num(c, 2)} / ${p.live ? num(p.consumerCores[i], 2) : '-'}`).join(', '),
             p.runs.map((x) => num(x.stealPct)).join(', '),
             plainRun && m && valid(p) ? num(m.rps / plainRun.rps, 2) : '-',
             bareRun && m && !p.target.startsWith('bare') ? num(m.rps / bareRun.rps, 2) : '-',

@@ -63,6 +63,11 @@ export class Metrics {
     buckets: LATENCY_BUCKETS,
   })
 
+  private readonly stockReplans = new Counter({
+    name: 'petstore_stock_replans_total',
+    help: 'PostgreSQL stock batches (orders, If-Match) planned again under the lock because another writer changed what they read',
+  })
+
   private readonly rateLimited = new Counter({
     name: 'petstore_rate_limited_total',
     help: 'Requests refused with 429, by the limit they exceeded (per-key, per-address)',
@@ -118,6 +123,7 @@ export class Metrics {
       this.commitDuration.observe({ backend }, seconds)
     },
     statementRan: (seconds) => this.queryDuration.observe(seconds),
+    stockReplanned: () => this.stockReplans.inc(),
   }
 
   /** Where the gauges read from: the admission's in-flight count, and the storage's connections. */

@@ -78,6 +78,8 @@ export interface StorageObserver {
   batchCommitted(backend: Storage['dialect'], writes: number, seconds: number): void
   /** A PostgreSQL statement ended, answered or failed. */
   statementRan(seconds: number): void
+  /** A PostgreSQL stock batch found what it read changed by another writer, and was planned again under the lock. */
+  stockReplanned(): void
 }
 
 /** The inventory as it is now, and the change counters that say when it moved. */

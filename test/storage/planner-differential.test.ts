@@ -195,7 +195,11 @@ for (const backend of BACKENDS) {
   describe(`Stock planner and storage agree (${backend.name})`, () => {
     // How many commits each batch took (the group commit may split a Promise.all; planBatch's rules are sequential either way).
     const commits: number[] = []
-    const observer: StorageObserver = { batchCommitted: (_, writes) => commits.push(writes), statementRan: () => {} }
+    const observer: StorageObserver = {
+      batchCommitted: (_, writes) => commits.push(writes),
+      statementRan: () => {},
+      stockReplanned: () => {},
+    }
     const fixture = useStorage(backend, { scope: 'describe', observer })
 
     test('When the same random batch is planned by planBatch and written by the storage, then results, ledger rows, entries and orders are identical', async (t) => {

@@ -34,28 +34,30 @@ export function postgresLedger(db: PostgresConnection): LedgerReads {
 /** The parameter type of each column of an inserted ledger row, seq to note. */
 const CHANGE_ARRAYS = ['bigint', 'bigint', 'integer', 'integer', 'text', 'bigint', 'integer', 'text', 'text']
 
+/** A stock batch's ledger rows as one array per column, seq to note (CHANGE_ARRAYS' order). */
+export function changeArrays(changes: InventoryChange[]): unknown[] {
+  return [
+    changes.map((c) => String(c.seq)),
+    changes.map((c) => String(c.petId)),
+    changes.map((c) => c.previousQuantity),
+    changes.map((c) => c.quantity),
+    changes.map((c) => c.reason),
+    changes.map((c) => (c.orderId === null ? null : String(c.orderId))),
+    changes.map((c) => c.keyId),
+    changes.map((c) => c.requestId),
+    changes.map((c) => c.note),
+  ]
+}
+
 /**
  * A stock batch's ledger rows, as the INSERT of one data-modifying CTE inside the batch's single
- * statement (stock.ts writes the whole plan in one round trip): its arrays are the parameters from
- * `$first` on, in `values`' order, and `$at` is the batch's time.
+ * statement (stock.ts writes the whole plan in one round trip): its arrays (changeArrays) are the
+ * parameters from `$first` on, and `$at` is the batch's time.
  */
-export function insertPlanChanges(changes: InventoryChange[], first: number, at: number): { sql: string; values: unknown[] } {
+export function insertPlanChanges(first: number, at: number): string {
   const arrays = CHANGE_ARRAYS.map((type, i) => `$${first + i}::${type}[]`).join(', ')
-  return {
-    sql: `INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, order_id, key_id, request_id, note, at)
-         SELECT v.*, $${at} FROM unnest(${arrays}) AS v`,
-    values: [
-      changes.map((c) => String(c.seq)),
-      changes.map((c) => String(c.petId)),
-      changes.map((c) => c.previousQuantity),
-      changes.map((c) => c.quantity),
-      changes.map((c) => c.reason),
-      changes.map((c) => (c.orderId === null ? null : String(c.orderId))),
-      changes.map((c) => c.keyId),
-      changes.map((c) => c.requestId),
-      changes.map((c) => c.note),
-    ],
-  }
+  return `INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, order_id, key_id, request_id, note, at)
+         SELECT v.*, $${at} FROM unnest(${arrays}) AS v`
 }
 
 /**

@@ -1,12 +1,12 @@
-import type { PetStatus } from '../../domain.js'
-import { IDEMPOTENCY_TTL_MS, storedPlacement } from '../../stock/claims.js'
+import type { Order, PetStatus } from '../../domain.js'
+import { claimKey, IDEMPOTENCY_TTL_MS, storedPlacement } from '../../stock/claims.js'
 import { type BatchPlan, type BatchState, batchReads, planBatch } from '../../stock/planner.js'
 import type { StockResult, StockWrite } from '../../stock/writes.js'
 import { GroupCommit } from '../group-commit.js'
 import { stockWritesThrough } from '../stock-writes.js'
 import type { StockWrites } from '../ports.js'
 import { lockInventory, type PostgresConnection, type Run, unavailable } from './connection.js'
-import { insertPlanChanges } from './ledger.js'
+import { changeArrays, insertPlanChanges } from './ledger.js'
 import { ORDER_COLUMNS } from './orders.js'
 import { type ClaimRow, type ItemRow, type OrderRow, toClaim, toItem, toOrder } from './rows.js'
 
@@ -26,9 +26,12 @@ export function postgresStock(db: PostgresConnection): StockWrites & { drain(): 
 /**
  * One transaction, one commit, for a whole batch, applied in submission order. A batch of plain
  * PATCHes is one call of set_inventory_quantities (migration 007): one round trip. Anything else
- * (If-Match preconditions, orders) locks the inventory_version row first, like every inventory
- * writer (see lockInventory), reads what planBatch needs, which no other writer can change until
- * the commit, and writes the plan in one statement.
+ * (If-Match preconditions, orders) is read in one statement, planned, and applied by one call of
+ * apply_stock_plan (migration 010), which holds the inventory_version lock only for itself and
+ * applies the plan only if what it was made from is unchanged: two round trips, none under the
+ * lock. When another writer changed it meanwhile, the batch is planned again the sure way: the lock
+ * first, like every inventory writer (see lockInventory), then the reads, which no other writer can
+ * change until the commit, then the plan in one statement.
  */
 async function commitStockWrites(db: PostgresConnection, batch: StockWrite[], deadline: number): Promise<StockResult[]> {
   const at = new Date()
@@ -56,6 +59,9 @@ async function commitStockWrites(db: PostgresConnection, batch: StockWrite[], de
       return s ? { petId, quantity, status: s } : 'not_found'
     })
   }
+  const applied = await db.withConnection(deadline, (run) => applyUnlocked(run, batch, at))
+  if (applied !== undefined) return applied
+  db.observer?.stockReplanned()
   return db.transaction(deadline, async (run) => {
     const reads = batchReads(batch)
     const state: BatchState = { entries: new Map(), orders: new Map(), claims: new Map(), ...(await lockInventory(run)) }
@@ -79,6 +85,117 @@ async function commitStockWrites(db: PostgresConnection, batch: StockWrite[], de
   })
 }
 
+/** A batch's state as read without the lock, and when each live claim it read was made (to check it was not replaced). */
+interface UnlockedRead {
+  state: BatchState
+  petIds: bigint[]
+  claimsMade: Map<string, string>
+}
+
+/**
+ * Reads what planBatch needs in one statement (one snapshot), plans, and applies the plan with
+ * apply_stock_plan; undefined when the function found something read changed (nothing was written).
+ */
+async function applyUnlocked(run: Run, batch: StockWrite[], at: Date): Promise<StockResult[] | undefined> {
+  const reads = batchReads(batch)
+  const since = new Date(at.getTime() - IDEMPOTENCY_TTL_MS)
+  const { state, petIds, claimsMade } = await readUnlocked(run, reads, since)
+  const plan = planBatch(batch, state, at.toISOString())
+  const claimed = reads.claims.map((c) => claimsMade.get(claimKey(c.keyId, c.key)) ?? null)
+  const orderIds = [...reads.orderIds]
+  const [result] = await run<{ applied: boolean; change_shift: string; order_shift: string }>(
+    `SELECT applied, change_shift::text, order_shift::text FROM apply_stock_plan(${Array.from({ length: 37 }, (_, i) => `$${i + 1}`).join(', ')})`,
+    [
+      String(state.lastChange),
+      String(state.lastOrder),
+      petIds.map(String),
+      petIds.map((id) => state.entries.get(id)?.quantity ?? null),
+      petIds.map((id) => state.entries.get(id)?.status ?? null),
+      orderIds.map(String),
+      orderIds.map((id) => state.orders.get(id)?.status ?? null),
+      reads.claims.map((c) => c.keyId),
+      reads.claims.map((c) => c.key),
+      claimed,
+      since,
+      ...planParameters(plan, at),
+    ],
+  )
+  if (!result?.applied) return undefined
+  return shiftOrderIds(plan.results, state.lastOrder, BigInt(result.order_shift))
+}
+
+/**
+ * The batch's entries (those its writes name and those of the orders it moves), orders, live claims
+ * and the counters, in one statement, so they are one snapshot; JSON carries the three sets in one row.
+ */
+async function readUnlocked(run: Run, reads: ReturnType<typeof batchReads>, since: Date): Promise<UnlockedRead> {
+  const [row] = await run<{
+    last_change: string
+    last_order: string
+    entries: ItemRow[]
+    orders: (Omit<OrderRow, 'placed_at' | 'updated_at'> & { placed_at: string; updated_at: string })[]
+    claims: (Omit<ClaimRow, 'placed_at'> & { placed_at: string | null; made: string })[]
+  }>(
+    `WITH o AS (SELECT id, pet_id, quantity, status, placed_at, updated_at FROM orders WHERE id = ANY($2::bigint[]))
+     SELECT v.last_change::text AS last_change, v.last_order::text AS last_order,
+       (SELECT coalesce(json_agg(json_build_object('pet_id', i.pet_id::text, 'quantity', i.quantity, 'status', i.status)), '[]')
+          FROM inventory AS i WHERE i.pet_id = ANY($1::bigint[]) OR i.pet_id IN (SELECT pet_id FROM o)) AS entries,
+       (SELECT coalesce(json_agg(json_build_object('id', o.id::text, 'pet_id', o.pet_id::text, 'quantity', o.quantity,
+          'status', o.status, 'placed_at', o.placed_at, 'updated_at', o.updated_at)), '[]') FROM o) AS orders,
+       (SELECT coalesce(json_agg(json_build_object('key_id', c.key_id, 'idempotency_key', c.idempotency_key,
+          'fingerprint', c.fingerprint, 'outcome', c.outcome, 'order_id', c.order_id::text, 'available', c.available,
+          'pet_id', po.pet_id::text, 'quantity', po.quantity, 'placed_at', po.placed_at, 'made', c.created_at::text)), '[]')
+          FROM unnest($3::integer[], $4::text[]) AS k(key_id, idempotency_key)
+          JOIN idempotency_keys AS c USING (key_id, idempotency_key)
+          LEFT JOIN orders AS po ON po.id = c.order_id
+          WHERE c.created_at > $5) AS claims
+     FROM inventory_version AS v`,
+    [
+      [...reads.petIds].map(String),
+      [...reads.orderIds].map(String),
+      reads.claims.map((c) => c.keyId),
+      reads.claims.map((c) => c.key),
+      since,
+    ],
+  )
+  const state: BatchState = {
+    entries: new Map(),
+    orders: new Map(),
+    claims: new Map(),
+    lastChange: BigInt(row!.last_change),
+    lastOrder: BigInt(row!.last_order),
+  }
+  const petIds = new Set(reads.petIds)
+  for (const r of row!.orders) {
+    const order = toOrder({ ...r, placed_at: new Date(r.placed_at), updated_at: new Date(r.updated_at) })
+    state.orders.set(order.id, order)
+    petIds.add(order.petId)
+  }
+  for (const item of row!.entries.map(toItem)) state.entries.set(item.petId, item)
+  const claimsMade = new Map<string, string>()
+  for (const r of row!.claims) {
+    const [key, claim] = toClaim({ ...r, placed_at: r.placed_at === null ? null : new Date(r.placed_at) })
+    state.claims.set(key, claim)
+    claimsMade.set(key, r.made)
+  }
+  return { state, petIds: [...petIds], claimsMade }
+}
+
+/**
+ * The answers with the ids of orders the batch placed moved by `shift`: planned after the counter as
+ * read (`readOrder`), given out after the counter as it was under the lock.
+ */
+function shiftOrderIds(results: StockResult[], readOrder: bigint, shift: bigint): StockResult[] {
+  if (shift === 0n) return results
+  const moved = (order: Order): Order => (order.id > readOrder ? { ...order, id: order.id + shift } : order)
+  return results.map((r) => {
+    if (typeof r !== 'object') return r
+    if ('outcome' in r) return r.outcome === 'placed' ? { ...r, order: moved(r.order) } : r
+    if ('id' in r) return moved(r)
+    return r
+  })
+}
+
 /** The batch's unexpired Idempotency-Key claims, with the orders they placed; expired ones are purged a few at a time. */
 async function readClaims(run: Run, claims: { keyId: number; key: string }[], at: Date, state: BatchState) {
   const since = new Date(at.getTime() - IDEMPOTENCY_TTL_MS)
@@ -99,11 +216,38 @@ async function readClaims(run: Run, claims: { keyId: number; key: string }[], at
   )
 }
 
-/** A batch's plan, written by one statement (the transaction holds the inventory_version lock). */
-async function writePlan(run: Run, plan: BatchPlan, at: Date) {
+/**
+ * A plan as statement parameters, in the order both writePlan's statement and apply_stock_plan take
+ * them: quantities, orders placed, orders moved, ledger rows (changeArrays), the counters, the time,
+ * and the claims made.
+ */
+function planParameters(plan: BatchPlan, at: Date): unknown[] {
   const { quantities, newOrders, changedOrders, changes, claims } = plan
   const stored = claims.map((c) => storedPlacement(c.placement))
-  const logged = insertPlanChanges(changes, 9, 20)
+  return [
+    [...quantities.keys()].map(String),
+    [...quantities.values()],
+    newOrders.map((o) => String(o.id)),
+    newOrders.map((o) => String(o.petId)),
+    newOrders.map((o) => o.quantity),
+    newOrders.map((o) => o.status),
+    changedOrders.map((o) => String(o.id)),
+    changedOrders.map((o) => o.status),
+    ...changeArrays(changes),
+    String(plan.lastChange),
+    String(plan.lastOrder),
+    at,
+    claims.map((c) => c.keyId),
+    claims.map((c) => c.key),
+    claims.map((c) => c.fingerprint),
+    stored.map((p) => p.outcome),
+    stored.map((p) => (p.orderId === null ? null : String(p.orderId))),
+    stored.map((p) => p.available),
+  ]
+}
+
+/** A batch's plan, written by one statement (the transaction holds the inventory_version lock). */
+async function writePlan(run: Run, plan: BatchPlan, at: Date) {
   await run(
     `WITH quantities AS (
          UPDATE inventory AS i SET quantity = v.quantity FROM unnest($1::bigint[], $2::integer[]) AS v(pet_id, quantity)
@@ -114,7 +258,7 @@ async function writePlan(run: Run, plan: BatchPlan, at: Date) {
        ), moved AS (
          UPDATE orders AS o SET status = v.status, updated_at = $20 FROM unnest($7::bigint[], $8::text[]) AS v(id, status) WHERE o.id = v.id
        ), logged AS (
-         ${logged.sql}
+         ${insertPlanChanges(9, 20)}
        ), claimed AS (
          INSERT INTO idempotency_keys (key_id, idempotency_key, fingerprint, outcome, order_id, available, created_at)
          SELECT v.*, $20 FROM unnest($21::integer[], $22::text[], $23::text[], $24::text[], $25::bigint[], $26::integer[]) AS v
@@ -122,25 +266,6 @@ async function writePlan(run: Run, plan: BatchPlan, at: Date) {
            order_id = excluded.order_id, available = excluded.available, created_at = excluded.created_at
        )
        UPDATE inventory_version SET last_change = $18, last_order = $19`,
-    [
-      [...quantities.keys()].map(String),
-      [...quantities.values()],
-      newOrders.map((o) => String(o.id)),
-      newOrders.map((o) => String(o.petId)),
-      newOrders.map((o) => o.quantity),
-      newOrders.map((o) => o.status),
-      changedOrders.map((o) => String(o.id)),
-      changedOrders.map((o) => o.status),
-      ...logged.values,
-      String(plan.lastChange),
-      String(plan.lastOrder),
-      at,
-      claims.map((c) => c.keyId),
-      claims.map((c) => c.key),
-      claims.map((c) => c.fingerprint),
-      stored.map((p) => p.outcome),
-      stored.map((p) => (p.orderId === null ? null : String(p.orderId))),
-      stored.map((p) => p.available),
-    ],
+    planParameters(plan, at),
   )
 }

@@ -1,0 +1,81 @@
+-- Issue 25: a batch of stock writes that is not plain PATCHes (orders placed, orders moved or
+-- cancelled, PATCHes with If-Match) in one round trip under the inventory_version lock. The batch's
+-- state is read first without the lock (one statement, one snapshot) and planned by the one planner
+-- (src/stock/planner.ts); this function then takes the lock and applies the plan only if everything
+-- the plan was made from is as it was read: each entry's quantity and status (or its absence), each
+-- order's status (or its absence), each live Idempotency-Key claim (by when it was made, or its
+-- absence). Otherwise it changes nothing and returns applied = false, and the caller plans again
+-- under the lock (stock.ts). Seqs and new order ids were planned after the counters as read; other
+-- writers may have moved the counters since, so they are shifted by as much, and the shifts returned
+-- for the caller's answers. A new function only: instances of the previous release go on with their
+-- transaction during a rolling upgrade, under the same lock.
+CREATE FUNCTION apply_stock_plan(
+  p_read_change bigint, p_read_order bigint,
+  p_pet_ids bigint[], p_pet_quantities integer[], p_pet_statuses text[],
+  p_order_ids bigint[], p_order_statuses text[],
+  p_claim_key_ids integer[], p_claim_keys text[], p_claim_made timestamptz[], p_since timestamptz,
+  p_quantity_ids bigint[], p_quantities integer[],
+  p_new_ids bigint[], p_new_pet_ids bigint[], p_new_quantities integer[], p_new_statuses text[],
+  p_moved_ids bigint[], p_moved_statuses text[],
+  p_seqs bigint[], p_change_pet_ids bigint[], p_previous integer[], p_change_quantities integer[], p_reasons text[],
+  p_change_order_ids bigint[], p_key_ids integer[], p_request_ids text[], p_notes text[],
+  p_last_change bigint, p_last_order bigint, p_at timestamptz,
+  p_stored_key_ids integer[], p_stored_keys text[], p_fingerprints text[], p_outcomes text[], p_stored_order_ids bigint[],
+  p_available integer[])
+RETURNS TABLE (applied boolean, change_shift bigint, order_shift bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  current_change bigint;
+  current_order  bigint;
+  dc             bigint;
+  dord           bigint;
+BEGIN
+  SELECT last_change, last_order INTO current_change, current_order FROM inventory_version FOR UPDATE;
+  -- Each statement below reads what was committed before the lock was granted (READ COMMITTED).
+  IF EXISTS (
+       SELECT 1 FROM unnest(p_pet_ids, p_pet_quantities, p_pet_statuses) AS v(pet_id, quantity, status)
+         LEFT JOIN inventory AS i ON i.pet_id = v.pet_id
+       WHERE (i.quantity, i.status) IS DISTINCT FROM (v.quantity, v.status))
+     OR EXISTS (
+       SELECT 1 FROM unnest(p_order_ids, p_order_statuses) AS v(id, status)
+         LEFT JOIN orders AS o ON o.id = v.id
+       WHERE o.status IS DISTINCT FROM v.status)
+     OR EXISTS (
+       SELECT 1 FROM unnest(p_claim_key_ids, p_claim_keys, p_claim_made) AS v(key_id, idempotency_key, created_at)
+         LEFT JOIN idempotency_keys AS c
+           ON c.key_id = v.key_id AND c.idempotency_key = v.idempotency_key AND c.created_at > p_since
+       WHERE c.created_at IS DISTINCT FROM v.created_at) THEN
+    RETURN QUERY SELECT false, 0::bigint, 0::bigint;
+    RETURN;
+  END IF;
+  dc := current_change - p_read_change;
+  dord := current_order - p_read_order;
+
+  UPDATE inventory AS i SET quantity = v.quantity
+    FROM unnest(p_quantity_ids, p_quantities) AS v(pet_id, quantity) WHERE i.pet_id = v.pet_id;
+  INSERT INTO orders (id, pet_id, quantity, status, placed_at, updated_at)
+    SELECT v.id + dord, v.pet_id, v.quantity, v.status, p_at, p_at
+    FROM unnest(p_new_ids, p_new_pet_ids, p_new_quantities, p_new_statuses) AS v(id, pet_id, quantity, status);
+  -- Orders moved are orders read (placed before the batch): their ids are not shifted.
+  UPDATE orders AS o SET status = v.status, updated_at = p_at
+    FROM unnest(p_moved_ids, p_moved_statuses) AS v(id, status) WHERE o.id = v.id;
+  INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, order_id, key_id, request_id, note, at)
+    SELECT v.seq + dc, v.pet_id, v.previous, v.quantity, v.reason,
+      CASE WHEN v.order_id > p_read_order THEN v.order_id + dord ELSE v.order_id END,
+      v.key_id, v.request_id, v.note, p_at
+    FROM unnest(p_seqs, p_change_pet_ids, p_previous, p_change_quantities, p_reasons, p_change_order_ids, p_key_ids,
+      p_request_ids, p_notes) AS v(seq, pet_id, previous, quantity, reason, order_id, key_id, request_id, note);
+  INSERT INTO idempotency_keys (key_id, idempotency_key, fingerprint, outcome, order_id, available, created_at)
+    SELECT v.key_id, v.idempotency_key, v.fingerprint, v.outcome,
+      CASE WHEN v.order_id > p_read_order THEN v.order_id + dord ELSE v.order_id END, v.available, p_at
+    FROM unnest(p_stored_key_ids, p_stored_keys, p_fingerprints, p_outcomes, p_stored_order_ids, p_available)
+      AS v(key_id, idempotency_key, fingerprint, outcome, order_id, available)
+  ON CONFLICT (key_id, idempotency_key) DO UPDATE SET fingerprint = excluded.fingerprint, outcome = excluded.outcome,
+    order_id = excluded.order_id, available = excluded.available, created_at = excluded.created_at;
+  -- Expired claims go a few at a time, as the transaction path does.
+  DELETE FROM idempotency_keys WHERE (key_id, idempotency_key) IN
+    (SELECT key_id, idempotency_key FROM idempotency_keys WHERE created_at <= p_since ORDER BY created_at LIMIT 100);
+  UPDATE inventory_version SET last_change = p_last_change + dc, last_order = p_last_order + dord;
+  RETURN QUERY SELECT true, dc, dord;
+END
+$$;

@@ -68,7 +68,8 @@ export class TailBatch {
     const parts: Buffer[] = []
     for (let i = first; i < this.seqs.length; i++)
       if (this.petIds[i] === petId) parts.push(this.bytes.subarray(this.offsets[i], this.offsets[i + 1]))
-    return parts.length === 0 ? undefined : parts.length === 1 ? parts[0] : Buffer.concat(parts)
+    // A copy, not a view: a slow client's few events must not keep whole batches alive.
+    return parts.length === 0 ? undefined : Buffer.concat(parts)
   }
 }
 

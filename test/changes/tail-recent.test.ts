@@ -170,3 +170,56 @@ test('When no one follows, then the tail keeps no batches; while someone does, i
   assert.equal(tail.recentAfter(5n), undefined)
   tail.stop()
 })
+
+test('When a stream that fell behind ends, then the tail lets it go: it keeps no batches for it and reads on for no one', async () => {
+  const { ledger, reads, commit } = memoryLedger()
+  const tail = new LedgerTail(ledger)
+  await tail.start()
+  const stream = new ChangeStream(tail, ledger, 0n, undefined)
+  await stream.start()
+  commit(2000) // more than its buffer: it falls behind
+  await until(() => tail.position === 2000n)
+  assert.ok(tail.recentAfter(stream.seen) !== undefined, 'the batches past the stream are kept for it')
+  stream.destroy()
+  await pause(10)
+  assert.equal(tail.recentAfter(0n), undefined)
+  const read = reads.tailRows
+  commit(2000)
+  await until(() => tail.position === 4000n)
+  assert.equal(reads.tailRows, read, 'with no stream left, the tail only moved to the end')
+  tail.stop()
+})
+
+test('When a stream of one pet falls behind, then it catches up from the recent batches with only its pet, once and in order', async () => {
+  const { ledger, reads, commit } = memoryLedger()
+  const tail = new LedgerTail(ledger)
+  await tail.start()
+  const onePet = new ChangeStream(tail, ledger, 0n, 2n)
+  const everything = new ChangeStream(tail, ledger, 0n, undefined)
+  await onePet.start()
+  await everything.start()
+  let all = ''
+  everything.on('data', (chunk: Buffer) => {
+    all += chunk.toString()
+  })
+  for (let i = 0; i < 10; i++) {
+    commit(300)
+    await pause(60)
+  }
+  await until(() => tail.position === 3000n && all.includes('id: 3000\n'))
+  let mine = ''
+  onePet.on('data', (chunk: Buffer) => {
+    mine += chunk.toString()
+  })
+  await until(() => mine.includes('id: 2998\n'))
+  tail.stop()
+  onePet.destroy()
+  everything.destroy()
+  // Pet 2 is every seq with seq % 3 = 1.
+  assert.deepEqual(
+    ids(mine),
+    Array.from({ length: 1000 }, (_, i) => BigInt(3 * i + 1)),
+  )
+  assert.equal(ids(all).length, 3000)
+  assert.equal(reads.streams, 0, 'neither stream read the ledger itself')
+})

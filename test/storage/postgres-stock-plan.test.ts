@@ -75,8 +75,9 @@ describe('PostgreSQL stock batches applied by apply_stock_plan', { skip }, () =>
 
   test('When another writer gives out seqs and order ids while a placement waits for the lock, then the placement applies with its seq and order id after theirs, and answers that id', async () => {
     const before = await counters()
+    const placement = { kind: 'place', petId: 1n, quantity: 2, actor: actor(7), idempotency: { key: 'shifted', fingerprint: 'f' } } as const
     const placed = (await whileLocked(
-      () => storage.writeStock({ kind: 'place', petId: 1n, quantity: 2, actor: actor() }),
+      () => storage.writeStock(placement),
       async (client) => {
         // Five PATCHes of pet 2 and three orders of pet 2, as another instance would commit them.
         for (const quantity of [41, 42, 43, 44, 45])
@@ -118,10 +119,44 @@ describe('PostgreSQL stock batches applied by apply_stock_plan', { skip }, () =>
       (await allOrders(storage)).map((o) => o.id),
       [1n, 2n, 3n, 4n].map((n) => before.lastOrder + n),
     )
+    // The Idempotency-Key was stored with the order's id as given out, so a replay answers that order.
+    const replayed = (await storage.writeStock(placement)) as PlaceResult
+    assert.ok(replayed !== 'idempotency_key_reused' && replayed.outcome === 'placed' && replayed.replayed)
+    assert.equal(replayed.order.id, before.lastOrder + 4n)
+  })
+
+  test('When a batch moves an order it places itself and another writer places one while it waits for the lock, then the batch is planned again and moves the order the id names', async () => {
+    const before = await counters()
+    const replansBefore = replans
+    const L = before.lastOrder
+    // One batch (written in one turn): two placements, then a cancellation of the id the second would get as read.
+    const results = await whileLocked(
+      () =>
+        Promise.all([
+          storage.writeStock({ kind: 'place', petId: 1n, quantity: 1, actor: actor() }),
+          storage.writeStock({ kind: 'place', petId: 2n, quantity: 1, actor: actor() }),
+          storage.writeStock({ kind: 'transition', orderId: L + 2n, status: 'cancelled', actor: actor() }),
+        ]),
+      async (client) => {
+        await client.query(
+          `INSERT INTO orders (id, pet_id, quantity, status, placed_at, updated_at)
+             SELECT last_order + 1, 2, 1, 'placed', now(), now() FROM inventory_version`,
+        )
+        await client.query('UPDATE inventory_version SET last_order = last_order + 1')
+      },
+    )
+    assert.equal(replans, replansBefore + 1)
+    // Planned under the lock: the other writer's order is L+1, so L+2 is pet 1's, and that is the one cancelled.
+    const [first, second, moved] = results as [PlaceResult, PlaceResult, { id: bigint; petId: bigint; status: string }]
+    assert.ok(first !== 'idempotency_key_reused' && first.outcome === 'placed' && first.order.id === L + 2n)
+    assert.ok(second !== 'idempotency_key_reused' && second.outcome === 'placed' && second.order.id === L + 3n)
+    assert.deepEqual([moved.id, moved.petId, moved.status], [L + 2n, 1n, 'cancelled'])
+    assert.equal((await storage.getOrder(L + 3n))?.status, 'placed')
   })
 
   test('When another writer changes the stock a placement read while it waits for the lock, then the stale plan writes nothing and the placement is decided again on the stock as it is', async () => {
     const before = await counters()
+    const replansBefore = replans
     const stock = (await storage.getInventoryItem(1n))!.quantity
     const placed = (await whileLocked(
       () => storage.writeStock({ kind: 'place', petId: 1n, quantity: stock, actor: actor() }),
@@ -133,7 +168,7 @@ describe('PostgreSQL stock batches applied by apply_stock_plan', { skip }, () =>
       },
     )) as PlaceResult
     assert.deepEqual(placed, { outcome: 'insufficient_stock', available: 3, replayed: false })
-    assert.equal(replans, 1)
+    assert.equal(replans, replansBefore + 1)
     assert.deepEqual(await counters(), { lastChange: before.lastChange + 1n, lastOrder: before.lastOrder })
     assert.deepEqual(
       (await changesAfter(storage, before.lastChange)).map((c) => [c.petId, c.quantity, c.reason]),

@@ -144,7 +144,8 @@ async function readUnlocked(run: Run, reads: ReturnType<typeof batchReads>, sinc
           'status', o.status, 'placed_at', o.placed_at, 'updated_at', o.updated_at)), '[]') FROM o) AS orders,
        (SELECT coalesce(json_agg(json_build_object('key_id', c.key_id, 'idempotency_key', c.idempotency_key,
           'fingerprint', c.fingerprint, 'outcome', c.outcome, 'order_id', c.order_id::text, 'available', c.available,
-          'pet_id', po.pet_id::text, 'quantity', po.quantity, 'placed_at', po.placed_at, 'made', c.created_at::text)), '[]')
+          'pet_id', po.pet_id::text, 'quantity', po.quantity, 'placed_at', po.placed_at,
+          'made', ((extract(epoch FROM c.created_at) * 1000000)::bigint)::text)), '[]')
           FROM unnest($3::integer[], $4::text[]) AS k(key_id, idempotency_key)
           JOIN idempotency_keys AS c USING (key_id, idempotency_key)
           LEFT JOIN orders AS po ON po.id = c.order_id

@@ -3,9 +3,11 @@
 -- state is read first without the lock (one statement, one snapshot) and planned by the one planner
 -- (src/stock/planner.ts); this function then takes the lock and applies the plan only if everything
 -- the plan was made from is as it was read: each entry's quantity and status (or its absence), each
--- order's status (or its absence), each live Idempotency-Key claim (by when it was made, or its
--- absence). Otherwise it changes nothing and returns applied = false, and the caller plans again
--- under the lock (stock.ts). Seqs and new order ids were planned after the counters as read; other
+-- order's status (or its absence), each live Idempotency-Key claim (by when it was made, in
+-- microseconds since the epoch, or its absence), and, when a transition names an id the batch read
+-- as not given out yet, that no order was placed since (the plan took that id for one of its own).
+-- Otherwise it changes nothing and returns applied = false, and the caller plans again under the
+-- lock (stock.ts). Seqs and new order ids were planned after the counters as read; other
 -- writers may have moved the counters since, so they are shifted by as much, and the shifts returned
 -- for the caller's answers. A new function only: instances of the previous release go on with their
 -- transaction during a rolling upgrade, under the same lock.
@@ -13,7 +15,7 @@ CREATE FUNCTION apply_stock_plan(
   p_read_change bigint, p_read_order bigint,
   p_pet_ids bigint[], p_pet_quantities integer[], p_pet_statuses text[],
   p_order_ids bigint[], p_order_statuses text[],
-  p_claim_key_ids integer[], p_claim_keys text[], p_claim_made timestamptz[], p_since timestamptz,
+  p_claim_key_ids integer[], p_claim_keys text[], p_claim_made bigint[], p_since timestamptz,
   p_quantity_ids bigint[], p_quantities integer[],
   p_new_ids bigint[], p_new_pet_ids bigint[], p_new_quantities integer[], p_new_statuses text[],
   p_moved_ids bigint[], p_moved_statuses text[],
@@ -41,10 +43,11 @@ BEGIN
          LEFT JOIN orders AS o ON o.id = v.id
        WHERE o.status IS DISTINCT FROM v.status)
      OR EXISTS (
-       SELECT 1 FROM unnest(p_claim_key_ids, p_claim_keys, p_claim_made) AS v(key_id, idempotency_key, created_at)
+       SELECT 1 FROM unnest(p_claim_key_ids, p_claim_keys, p_claim_made) AS v(key_id, idempotency_key, made)
          LEFT JOIN idempotency_keys AS c
            ON c.key_id = v.key_id AND c.idempotency_key = v.idempotency_key AND c.created_at > p_since
-       WHERE c.created_at IS DISTINCT FROM v.created_at) THEN
+       WHERE (extract(epoch FROM c.created_at) * 1000000)::bigint IS DISTINCT FROM v.made)
+     OR (current_order <> p_read_order AND EXISTS (SELECT 1 FROM unnest(p_order_ids) AS v(id) WHERE v.id > p_read_order)) THEN
     RETURN QUERY SELECT false, 0::bigint, 0::bigint;
     RETURN;
   END IF;

@@ -4,8 +4,6 @@ import { changeEvent, type LedgerTail, type TailBatch, type TailFollower, TAIL_R
 
 /** Bytes a stream buffers before it stops taking live rows and reads at its client's pace instead. */
 export const STREAM_BUFFER_BYTES = 64 * 1024
-/** Seqs of the ledger one catch-up read scans, so a petId filter never turns into a long scan. */
-const CATCH_UP_WINDOW = 10_000n
 
 /** A comment line: no event for the client, bytes for every proxy on the way. */
 const HEARTBEAT = Buffer.from(': heartbeat\n\n')
@@ -162,10 +160,10 @@ export class ChangeStream extends Readable implements TailFollower {
       }
       return this.cursor >= this.tail.position
     }
-    const through = end < this.cursor + CATCH_UP_WINDOW ? end : this.cursor + CATCH_UP_WINDOW
-    const rows = await this.ledger.listChanges({ after: this.cursor, through, limit: TAIL_READ_ROWS, petId: this.petId })
+    // Up to the tail's position: later rows come from the tail. With petId, read by the ledger's index by pet.
+    const rows = await this.ledger.listChanges({ after: this.cursor, through: end, limit: TAIL_READ_ROWS, petId: this.petId })
     if (this.done) return false
-    this.cursor = rows.length === TAIL_READ_ROWS ? rows.at(-1)!.seq : through
+    this.cursor = rows.length === TAIL_READ_ROWS ? rows.at(-1)!.seq : end
     if (rows.length > 0) this.push(rows.map(changeEvent).join(''))
     return false
   }

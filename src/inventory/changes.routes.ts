@@ -7,7 +7,7 @@ import { sendJsonText } from '../http/json-reply.js'
 import { NEXT_LINK_HEADER, PageLimitSchema, nextLink } from '../http/paging.js'
 import { documentRateLimits } from '../http/rate-limit.js'
 import { changeJson } from './inventory.json.js'
-import { CHANGE_SCAN, type InventoryService } from './inventory.service.js'
+import type { InventoryService } from './inventory.service.js'
 import { requires } from '../http/scopes.js'
 
 const ChangesQuerySchema = Type.Object(
@@ -44,9 +44,8 @@ const routes: FastifyPluginAsyncTypebox<ChangesRoutesOptions> = async (app, { in
           'Every change to a quantity (updateInventory, an import, an order placed or cancelled) has one row, written in the ' +
           'same transaction as the change, in seq order. Poll with `after` set to the last seq you saw: seqs become visible ' +
           'in increasing order, across all instances, so a reader never misses or repeats a change. ' +
-          'A `Link` header with rel="next" is sent while more rows remain. With `petId`, one request reads at most ' +
-          `${Number(CHANGE_SCAN.window) * CHANGE_SCAN.windows} seqs of the ledger, so a page may hold fewer than \`limit\` rows, ` +
-          'even none, while a Link points further: follow the Links until there is none.',
+          'A `Link` header with rel="next" is sent while more rows remain: every page but the last holds `limit` rows, ' +
+          "with `petId` too (one pet's rows are read by an index, in time independent of the ledger's size).",
         tags: ['inventory'],
         querystring: ChangesQuerySchema,
         response: {

@@ -2,7 +2,7 @@
 // memory (bare node:http and a minimal Fastify app), per scenario and backend; then the live-changes
 // group, the 1,000,000-entry section and, when BENCH_SCENARIOS names it, the ledger-size section.
 // Writes bench/RESULTS.md.
-import { existsSync } from 'node:fs'
+import { existsSync, rmSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -124,6 +124,8 @@ if (WRK === undefined) {
   process.exit(1)
 }
 const BACKENDS = await availableBackends(log)
+/** The run's temporary folder (datasets, the ceilings' bodies), removed at the end or on abort. */
+let workDir: string | undefined
 
 /** Warm-up, then the measured run, against a server that has already answered correctly once. */
 async function measure(scenario: Scenario, running: Running, dataset: Dataset): Promise<Measured> {
@@ -228,6 +230,7 @@ async function main(): Promise<number> {
   if (BASELINE !== undefined) log(`baseline: ${BASELINE_LABEL}`)
 
   const dir = await mkdtemp(join(tmpdir(), 'petstore-bench-'))
+  workDir = dir
   const rows: Row[] = []
   const huge: HugeResult[] = []
   let live: LiveResult | undefined
@@ -346,9 +349,16 @@ const budgetMs =
   (RUN_HUGE ? BACKENDS.length * 360_000 : 0) +
   liveBudgetMs(LIVE, BACKENDS.length, ROUNDS) +
   (LEDGER ? ledgerBudgetMs(BACKENDS.length, LEDGER_SIZES) : 0)
-/** Kills the servers, drops the ledger-size databases still open (gigabytes at 10,000,000 rows), then exits. */
+/**
+ * Kills the servers, removes the run's folder and drops the ledger-size databases still open
+ * (gigabytes at 10,000,000 rows), then exits.
+ */
+let aborting = false
 const abort = (code: number): void => {
   killAllChildren()
+  if (aborting) return // a second signal while the databases are being dropped
+  aborting = true
+  if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true })
   void disposeLedgerDatabases().finally(() => process.exit(code))
 }
 const watchdog = setTimeout(() => {
@@ -356,8 +366,8 @@ const watchdog = setTimeout(() => {
   abort(1)
 }, budgetMs)
 watchdog.unref()
-process.once('SIGINT', () => abort(130))
-process.once('SIGTERM', () => abort(143))
+process.on('SIGINT', () => abort(130))
+process.on('SIGTERM', () => abort(143))
 
 main()
   .then(

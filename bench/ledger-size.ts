@@ -16,7 +16,7 @@ import { cpuTimeOf, runNode, type ServerHandle } from './procs.js'
 import { mdTable, textTable } from './report.js'
 import { checkOrder, checkPatch, createKey, makeDataset, serve, serviceEnv, type Dataset, type Running } from './targets.js'
 
-/** `ledger` in BENCH_SCENARIOS runs this section; it is not part of a default run (a 10,000,000-row fill takes minutes). */
+/** `ledger` in BENCH_SCENARIOS runs this section; it is not part of a default run (minutes more, and gigabytes of disk at 10,000,000 rows). */
 export const LEDGER_GROUP = 'ledger'
 
 export function selectLedger(ids: readonly string[] | undefined): boolean {

@@ -457,7 +457,7 @@ export interface LiveResult {
 }
 
 /** `npm run bench` with the BENCH_ variables this run was given (BENCH_NOTE's text aside), for the record. */
-function benchCommand(): string {
+export function benchCommand(): string {
   const vars = Object.entries(process.env)
     .filter(([name, value]) => name.startsWith('BENCH_') && name !== 'BENCH_NOTE' && value !== undefined && value !== '')
     .sort(([a], [b]) => a.localeCompare(b))

@@ -302,7 +302,7 @@ export function hugeTable(huge: readonly HugeResult[]): string[][] {
   ]
 }
 
-function textTable(table: readonly string[][]): string {
+export function textTable(table: readonly string[][]): string {
   const widths = (table[0] ?? []).map((_, i) => Math.max(...table.map((r) => (r[i] ?? '').length)))
   const line = (r: readonly string[]): string =>
     r
@@ -313,7 +313,7 @@ function textTable(table: readonly string[][]): string {
   return [line(head ?? []), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n')
 }
 
-function mdTable(table: readonly string[][]): string[] {
+export function mdTable(table: readonly string[][]): string[] {
   const [head, ...body] = table
   return [`| ${(head ?? []).join(' | ')} |`, `|${(head ?? []).map(() => '---').join('|')}|`, ...body.map((r) => `| ${r.join(' | ')} |`)]
 }

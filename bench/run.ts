@@ -1,7 +1,8 @@
 // `npm run bench`: wrk against the service and, in the same run, two ceilings doing the same job from
-// memory (bare node:http and a minimal Fastify app), per scenario and backend; then the
-// 1,000,000-entry section. Writes bench/RESULTS.md.
-import { existsSync } from 'node:fs'
+// memory (bare node:http and a minimal Fastify app), per scenario and backend; then the live-changes
+// group, the 1,000,000-entry section and, when BENCH_SCENARIOS names it, the ledger-size section.
+// Writes bench/RESULTS.md.
+import { existsSync, rmSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -23,6 +24,20 @@ import {
   WRK_THREADS,
 } from './config.js'
 import { runHuge, type HugeResult } from './huge.js'
+import {
+  disposeLedgerDatabases,
+  LEDGER_GROUP,
+  LEDGER_SIZES,
+  ledgerBudgetMs,
+  ledgerConsole,
+  ledgerGoals,
+  readLedgerSection,
+  renderLedger,
+  runLedger,
+  selectLedger,
+  writeLedgerSection,
+  type LedgerResult,
+} from './ledger-size.js'
 import {
   LIVE_GROUP,
   LIVE_SCENARIO_IDS,
@@ -75,7 +90,7 @@ const ALL_SCENARIOS: readonly Scenario[] = [
   { id: 'patch', size: LARGE_INVENTORY, kind: 'patch' },
   { id: 'order', size: LARGE_INVENTORY, kind: 'order', stock: ORDER_STOCK },
 ]
-const KNOWN_IDS: readonly string[] = [...ALL_SCENARIOS.map((s) => s.id), ...LIVE_SCENARIO_IDS, LIVE_GROUP]
+const KNOWN_IDS: readonly string[] = [...ALL_SCENARIOS.map((s) => s.id), ...LIVE_SCENARIO_IDS, LIVE_GROUP, LEDGER_GROUP]
 const unknownIds = SCENARIO_IDS?.filter((id) => !KNOWN_IDS.includes(id)) ?? []
 if (unknownIds.length > 0) {
   console.error(`bench: BENCH_SCENARIOS names unknown scenarios: ${unknownIds.join(', ')} (known: ${KNOWN_IDS.join(', ')})`)
@@ -84,6 +99,8 @@ if (unknownIds.length > 0) {
 const SCENARIOS = ALL_SCENARIOS.filter((s) => SCENARIO_IDS === undefined || SCENARIO_IDS.includes(s.id))
 /** The live-changes group (bench/live.ts): all of it by default, or the ids (or `live`) BENCH_SCENARIOS names. */
 const LIVE = selectLive(SCENARIO_IDS)
+/** The ledger-size section (bench/ledger-size.ts): only when BENCH_SCENARIOS names `ledger`. */
+const LEDGER = selectLedger(SCENARIO_IDS)
 const CEILINGS: readonly Ceiling[] = ['fastify', 'bare']
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -107,6 +124,8 @@ if (WRK === undefined) {
   process.exit(1)
 }
 const BACKENDS = await availableBackends(log)
+/** The run's temporary folder (datasets, the ceilings' bodies), removed at the end or on abort. */
+let workDir: string | undefined
 
 /** Warm-up, then the measured run, against a server that has already answered correctly once. */
 async function measure(scenario: Scenario, running: Running, dataset: Dataset): Promise<Measured> {
@@ -211,9 +230,11 @@ async function main(): Promise<number> {
   if (BASELINE !== undefined) log(`baseline: ${BASELINE_LABEL}`)
 
   const dir = await mkdtemp(join(tmpdir(), 'petstore-bench-'))
+  workDir = dir
   const rows: Row[] = []
   const huge: HugeResult[] = []
   let live: LiveResult | undefined
+  let ledger: LedgerResult | undefined
   try {
     const datasets = new Map<string, Dataset>()
     const datasetOf = async (size: number, stock?: number): Promise<Dataset> => {
@@ -277,63 +298,86 @@ async function main(): Promise<number> {
     } else {
       info.hugeNote = 'the 1,000,000-entry section was skipped (BENCH_HUGE=0).'
     }
+
+    if (LEDGER) ledger = await runLedger(CLI, BACKENDS, dir, log, info.loadAverage)
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
 
-  // A run of the live-changes group alone replaces only its section of RESULTS.md; any other run rewrites the file.
+  // A run of the live-changes group or the ledger-size section alone replaces only its section of RESULTS.md;
+  // any other run rewrites the file, keeping the ledger-size section when it did not run (it is not in a default run).
   if (rows.length > 0 || huge.length > 0) {
+    const keptLedger = ledger === undefined ? await readLedgerSection(RESULTS) : undefined
     console.log(`\nLoad generator: ${info.wrk}, -t${WRK_THREADS} -c${CONNECTIONS}\n`)
     console.log(consoleReport(rows, huge, info.backends))
     await writeMarkdown(RESULTS, info, rows, huge)
+    if (keptLedger !== undefined) await writeLedgerSection(RESULTS, keptLedger)
   }
   if (live !== undefined) {
     console.log(`\nLive changes:\n${liveConsole(live)}`)
     await writeLiveSection(RESULTS, renderLive(live))
   }
+  if (ledger !== undefined) {
+    console.log(`\nLedger size:\n${ledgerConsole(ledger)}`)
+    await writeLedgerSection(RESULTS, renderLedger(ledger))
+  }
   console.log(`\nwrote ${RESULTS}`)
   const liveMissed = live === undefined ? [] : liveGoals(live).filter((g) => g.met === false)
   const liveFailed =
     live === undefined ? 0 : [...live.webhook, ...live.streams, ...live.patch].filter((t) => t.failure !== undefined).length
+  const ledgerMissed = ledger === undefined ? [] : ledgerGoals(ledger).filter((g) => g.met === false)
+  const ledgerFailed = ledger === undefined ? 0 : ledger.rows.filter((r) => r.failure !== undefined).length
   const invalid = rows.filter((r) => rowProblem(r) !== undefined)
   const failedSteps = huge.reduce((n, h) => n + h.failures.length, 0)
-  if (invalid.length > 0 || failedSteps > 0 || liveFailed > 0) {
+  if (invalid.length > 0 || failedSteps > 0 || liveFailed > 0 || ledgerFailed > 0) {
     console.log(
-      `\nWARNING: ${invalid.length} invalid wrk run(s), ${failedSteps} failed 1M step(s) and ${liveFailed} failed live-changes target(s); exiting with status 1`,
+      `\nWARNING: ${invalid.length} invalid wrk run(s), ${failedSteps} failed 1M step(s), ${liveFailed} failed live-changes target(s) and ` +
+        `${ledgerFailed} failed ledger-size step(s); exiting with status 1`,
     )
     return 1
   }
-  const missed = [...goals(rows, huge, info.backends).filter((g) => g.met === false), ...liveMissed]
+  const missed = [...goals(rows, huge, info.backends).filter((g) => g.met === false), ...liveMissed, ...ledgerMissed]
   console.log(missed.length === 0 ? '\nAll goals met.' : `\nGoals not met (not an error): ${missed.map((g) => g.goal).join('; ')}`)
   return 0
 }
 
 // Hard upper bound on the whole run: each wrk run (warm-up + duration + grace + start/stop/import allowance),
-// plus 6 minutes per backend for the 1,000,000-entry section.
+// plus 6 minutes per backend for the 1,000,000-entry section, the live-changes group's and the ledger-size section's bounds.
 const runs = ROUNDS * SCENARIOS.length * (BACKENDS.length * (BASELINE === undefined ? 1 : 2) + CEILINGS.length)
 const budgetMs =
   runs * ((WARMUP_SECONDS + DURATION_SECONDS) * 1000 + 2 * LOAD_GRACE_MS + 60_000) +
   (RUN_HUGE ? BACKENDS.length * 360_000 : 0) +
-  liveBudgetMs(LIVE, BACKENDS.length, ROUNDS)
+  liveBudgetMs(LIVE, BACKENDS.length, ROUNDS) +
+  (LEDGER ? ledgerBudgetMs(BACKENDS.length, LEDGER_SIZES) : 0)
+/**
+ * Kills the servers, removes the run's folder and drops the ledger-size databases still open
+ * (gigabytes at 10,000,000 rows), then exits.
+ */
+let aborting = false
+const abort = (code: number): void => {
+  killAllChildren()
+  if (aborting) return // a second signal while the databases are being dropped
+  aborting = true
+  if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true })
+  void disposeLedgerDatabases().finally(() => process.exit(code))
+}
 const watchdog = setTimeout(() => {
   console.error(`bench: exceeded ${Math.round(budgetMs / 1000)} s overall; killing servers`)
-  killAllChildren()
-  process.exit(1)
+  abort(1)
 }, budgetMs)
 watchdog.unref()
-process.once('SIGINT', () => {
-  killAllChildren()
-  process.exit(130)
-})
+process.on('SIGINT', () => abort(130))
+process.on('SIGTERM', () => abort(143))
 
 main()
   .then(
     (code) => {
       process.exitCode = code
     },
-    (err: unknown) => {
+    async (err: unknown) => {
       console.error('bench crashed:', err)
       killAllChildren()
+      await disposeLedgerDatabases()
       process.exitCode = 1
     },
   )

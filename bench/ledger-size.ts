@@ -214,8 +214,9 @@ async function fillPostgres(url: string, size: number, pets: readonly number[]):
     const lastAfter: number[] = []
     const petRows: number[] = []
     for (const p of pets) {
+      // By the column, not the text alias: ORDER BY seq would sort the text ('9080018' after '10000018').
       const after = await client.query<{ seq: string }>(
-        `SELECT seq::text AS seq FROM inventory_changes WHERE pet_id = $1 ORDER BY seq DESC LIMIT 1 OFFSET ${PAGE_LIMIT}`,
+        `SELECT seq::text AS seq FROM inventory_changes WHERE pet_id = $1 ORDER BY inventory_changes.seq DESC LIMIT 1 OFFSET ${PAGE_LIMIT}`,
         [p],
       )
       lastAfter.push(Number(after.rows[0]?.seq ?? 0))

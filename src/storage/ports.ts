@@ -124,10 +124,27 @@ export interface StockWrites {
 
 /** The ledger: one row per change to a quantity, in commit order. */
 export interface LedgerReads {
-  /** Up to `limit` ledger rows of the query's seq range, read by the primary key (there is no index by pet). */
+  /** Up to `limit` ledger rows of the query's seq range (of one pet: read by the ledger's index by pet). */
   listChanges(query: ChangeQuery): Promise<InventoryChange[]>
   /** The ledger's last seq (0 when empty). */
   lastChangeSeq(): Promise<bigint>
+}
+
+/** Retention: the ledger's oldest rows removed, a prefix at a time (LEDGER_RETENTION). */
+export interface LedgerRetention {
+  /**
+   * The highest seq removed so far (0 when none): a cursor before it has lost rows. Read it after the
+   * rows a reader returns: it only grows, so a value at or below the cursor then means none of those
+   * rows' predecessors were missing when they were read.
+   */
+  prunedThrough(): Promise<bigint>
+  /**
+   * Removes up to `maxRows` of the oldest rows, in seq order, while their `at` is before `before`
+   * (ISO 8601); it stops at the first row that is not, so what stays is every row after some seq,
+   * and it never removes the newest row. One short transaction; with PostgreSQL, one instance at a
+   * time (another gets 0 at once). Resolves with how many rows it removed.
+   */
+  pruneLedger(before: string, maxRows: number): Promise<number>
 }
 
 /** Wake-ups when the ledger may have grown, whoever committed: this process, another, the CLI. */
@@ -254,6 +271,7 @@ export interface Storage
   extends InventoryReads,
     StockWrites,
     LedgerReads,
+    LedgerRetention,
     LedgerSignals,
     WebhookStore,
     OrderReads,

@@ -7,6 +7,7 @@ import { postgresKeys } from './keys.js'
 import { postgresLedger } from './ledger.js'
 import { postgresOrders } from './orders.js'
 import { postgresPets } from './pets.js'
+import { postgresRetention } from './retention.js'
 import { postgresSignals } from './signals.js'
 import { postgresStock } from './stock.js'
 import { postgresWebhooks } from './webhooks.js'
@@ -31,6 +32,7 @@ export const PostgresStorage = {
       ...postgresInventory(db),
       ...stock,
       ...postgresLedger(db),
+      ...postgresRetention(db),
       ...signals,
       ...postgresWebhooks(db),
       ...postgresOrders(db),

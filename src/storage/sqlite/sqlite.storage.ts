@@ -5,6 +5,7 @@ import { sqliteImports } from './imports.js'
 import { sqliteInventory } from './inventory.js'
 import { sqliteKeys } from './keys.js'
 import { sqliteLedger } from './ledger.js'
+import { sqliteRetention } from './retention.js'
 import { sqliteOrders } from './orders.js'
 import { sqlitePets } from './pets.js'
 import { sqliteSignals } from './signals.js'
@@ -37,6 +38,7 @@ export const SqliteStorage = {
       ...inventory,
       ...stock,
       ...sqliteLedger(conn),
+      ...sqliteRetention(conn),
       ...signals,
       ...sqliteWebhooks(conn),
       ...sqliteOrders(conn),

@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   key_name_taken: 409,
   webhook_limit_reached: 409,
   gone: 410,
+  cursor_expired: 410,
   precondition_failed: 412,
   payload_too_large: 413,
   uri_too_long: 414,
@@ -43,6 +44,7 @@ export const RULE_CODES: readonly ErrorCode[] = [
   'key_name_taken',
   'webhook_limit_reached',
   'too_many_streams',
+  'cursor_expired',
 ]
 
 const STATUS_TO_CODE = new Map<number, ErrorCode>(
@@ -133,6 +135,20 @@ export class ConflictError extends DomainError {
 export class TooManyStreamsError extends DomainError {
   constructor(max: number) {
     super('too_many_streams', `This API key already has ${max} open change streams on this instance; close one first`)
+  }
+}
+
+/**
+ * A cursor (`after`, `Last-Event-ID`) before rows that retention removed (LEDGER_RETENTION): reading
+ * on from it would skip them silently, so the reader is told to start again from the current state.
+ */
+export class CursorExpiredError extends DomainError {
+  constructor(after: bigint, prunedThrough: bigint, last: bigint) {
+    super(
+      'cursor_expired',
+      `The ledger no longer holds the changes after ${after}: retention removed every change up to ${prunedThrough}. ` +
+        `Read the current state again (GET /v1/inventory), then continue after the current seq, ${last}`,
+    )
   }
 }
 

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream'
-import type { LedgerReads } from '../storage/ports.js'
+import { CursorExpiredError } from '../errors.js'
+import type { LedgerReads, LedgerRetention } from '../storage/ports.js'
 import { changeEvent, type LedgerTail, type TailBatch, type TailFollower, TAIL_READ_ROWS } from './ledger-tail.js'
 
 /** Bytes a stream buffers before it stops taking live rows and reads at its client's pace instead. */
@@ -40,7 +41,7 @@ export class ChangeStream extends Readable implements TailFollower {
 
   constructor(
     private readonly tail: LedgerTail,
-    private readonly ledger: LedgerReads,
+    private readonly ledger: LedgerReads & LedgerRetention,
     after: bigint,
     private readonly petId: bigint | undefined,
   ) {
@@ -162,6 +163,9 @@ export class ChangeStream extends Readable implements TailFollower {
     }
     // Up to the tail's position: later rows come from the tail. With petId, read by the ledger's index by pet.
     const rows = await this.ledger.listChanges({ after: this.cursor, through: end, limit: TAIL_READ_ROWS, petId: this.petId })
+    // Rows after the cursor removed by retention: the stream fails (410 at its start) rather than skip them.
+    const pruned = await this.ledger.prunedThrough()
+    if (this.cursor < pruned) throw new CursorExpiredError(this.cursor, pruned, await this.ledger.lastChangeSeq())
     if (this.done) return false
     this.cursor = rows.length === TAIL_READ_ROWS ? rows.at(-1)!.seq : end
     if (rows.length > 0) this.push(rows.map(changeEvent).join(''))

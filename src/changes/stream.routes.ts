@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { InvalidInputError, UnavailableError } from '../errors.js'
 import { API_ROUTE_DEPENDENCIES } from '../http/api-prefix.js'
-import { errorResponses } from '../http/error.schema.js'
+import { CURSOR_EXPIRED_RESPONSE, errorResponses } from '../http/error.schema.js'
 import type { Lifecycle } from '../http/lifecycle.js'
 import { documentRateLimits } from '../http/rate-limit.js'
 import { requires } from '../http/scopes.js'
@@ -86,6 +86,7 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
             },
           },
           ...errorResponses(400, 401, 403, 500, 503),
+          ...CURSOR_EXPIRED_RESPONSE,
           429: Type.Ref('Error', {
             description:
               'A rate limit is exceeded (code `rate_limited`, with Retry-After), or this key already has STREAM_MAX_PER_KEY ' +

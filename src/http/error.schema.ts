@@ -16,6 +16,15 @@ export const ErrorSchema = Type.Object(
   { $id: 'Error', additionalProperties: false, description: 'Every error response of the service has this shape.' },
 )
 
+/** The 410 of an operation that reads the ledger after a cursor (the feed, the stream). */
+export const CURSOR_EXPIRED_RESPONSE = {
+  410: Type.Ref('Error', {
+    description:
+      'Code `cursor_expired`: retention (LEDGER_RETENTION) removed changes after the given cursor, so reading on from it ' +
+      'would skip them. Read the current state again (listInventory), then continue after the current seq, which the message gives.',
+  }),
+}
+
 /** Response schemas for the error statuses an operation documents. */
 export function errorResponses(...statuses: number[]) {
   const descriptions: Record<number, string> = {

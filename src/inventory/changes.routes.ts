@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { API_PREFIX, API_ROUTE_DEPENDENCIES } from '../http/api-prefix.js'
-import { errorResponses } from '../http/error.schema.js'
+import { CURSOR_EXPIRED_RESPONSE, errorResponses } from '../http/error.schema.js'
 import { sendJsonText } from '../http/json-reply.js'
 import { NEXT_LINK_HEADER, PageLimitSchema, nextLink } from '../http/paging.js'
 import { documentRateLimits } from '../http/rate-limit.js'
@@ -51,6 +51,7 @@ const routes: FastifyPluginAsyncTypebox<ChangesRoutesOptions> = async (app, { in
         response: {
           200: Type.Array(Type.Ref('InventoryChange'), { description: 'Up to `limit` rows, by seq.', headers: NEXT_LINK_HEADER }),
           ...errorResponses(400, 401, 403, 500, 503),
+          ...CURSOR_EXPIRED_RESPONSE,
         },
       },
     },

@@ -1,11 +1,11 @@
-import { NotFoundError, PreconditionFailedError } from '../errors.js'
+import { CursorExpiredError, NotFoundError, PreconditionFailedError } from '../errors.js'
 import type { Actor, ImportRecord, InventoryChange, InventoryItem, PetStatus, SetReason } from '../domain.js'
 import { refusingDuplicates, type ImportSource } from '../import/import-source.js'
-import type { Imports, InventoryQuery, InventoryReads, LedgerReads, StockWrites } from '../storage/ports.js'
+import type { Imports, InventoryQuery, InventoryReads, LedgerReads, LedgerRetention, StockWrites } from '../storage/ports.js'
 import type { Precondition } from '../stock/writes.js'
 
 export class InventoryService {
-  constructor(private readonly storage: InventoryReads & StockWrites & LedgerReads & Pick<Imports, 'importInventory'>) {}
+  constructor(private readonly storage: InventoryReads & StockWrites & LedgerReads & LedgerRetention & Pick<Imports, 'importInventory'>) {}
 
   /** Every entry (or those of one status) as the list's JSON, in pieces from one snapshot (see Storage.forEachInventoryJson). */
   forEachJsonPiece(onPiece: (json: Buffer, entries: number) => Promise<void>, status?: PetStatus): Promise<void> {
@@ -45,11 +45,22 @@ export class InventoryService {
   /**
    * A page of the ledger in seq order after `after` (of one pet, when given: read by the ledger's
    * index by pet), and the seq the next page continues after when more rows remain: a page is full
-   * unless it is the last, and a next page never comes back empty.
+   * unless it is the last, and a next page never comes back empty. A cursor before rows that
+   * retention removed is refused (CursorExpiredError) rather than answered with a gap.
    */
   async changesPage(after: bigint, limit: number, petId?: bigint): Promise<{ rows: InventoryChange[]; nextAfter?: bigint }> {
     const rows = await this.storage.listChanges({ after, limit: limit + 1, petId })
+    await this.assertNotPruned(after)
     return rows.length > limit ? { rows: rows.slice(0, limit), nextAfter: rows[limit - 1]!.seq } : { rows }
+  }
+
+  /**
+   * Throws CursorExpiredError when rows after `after` were removed. Called after the rows were read:
+   * prunedThrough only grows, so a value at or below `after` now was so when they were read.
+   */
+  async assertNotPruned(after: bigint): Promise<void> {
+    const pruned = await this.storage.prunedThrough()
+    if (after < pruned) throw new CursorExpiredError(after, pruned, await this.storage.lastChangeSeq())
   }
 
   /** One pet's latest `limit` changes, newest first. */

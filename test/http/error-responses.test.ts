@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import pg from 'pg'
 import { ERROR_CODES, codeForStatus, type ErrorCode } from '../../src/errors.js'
+import { openStorage } from '../../src/storage/open-storage.js'
 import { BACKENDS, createKey, parseExact, seed, useResources, type Response, type TestServer } from '../support/helpers.js'
 import { holdSqliteRecoveryLock } from '../support/sqlite-locks.js'
 import { TcpProxy } from '../support/tcp-proxy.js'
@@ -15,7 +16,7 @@ import { TcpProxy } from '../support/tcp-proxy.js'
  * from a third, configured past the pet lookup's sunset. Every response of the deprecated pet lookup
  * must carry its deprecation headers too.
  */
-type Phase = 'healthy' | 'limited' | 'sunset' | 'unavailable' | 'broken'
+type Phase = 'healthy' | 'limited' | 'sunset' | 'pruned' | 'unavailable' | 'broken'
 interface Trigger {
   phase: Phase
   send: (server: TestServer, token: string) => Promise<Response>
@@ -164,6 +165,11 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
   },
   'GET /inventory/changes': {
     403: lacking('GET', '/v1/inventory/changes', notOther),
+    410: {
+      phase: 'pruned',
+      send: (s, token) => s.request('GET', '/v1/inventory/changes?after=0', { token }),
+      code: 'cursor_expired',
+    },
     400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/inventory/changes?limit=0', { token }) },
     401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/inventory/changes') },
     429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/inventory/changes', { token })) },
@@ -174,6 +180,7 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
   // after=0 makes it read the ledger's rows (inventory_changes, dropped when broken) before it answers.
   'GET /inventory/changes/stream': {
     400: { phase: 'healthy', send: (s, token) => refusedStream(s, '', { token, headers: badEventId }) },
+    410: { phase: 'pruned', send: (s, token) => refusedStream(s, '?after=0', { token }), code: 'cursor_expired' },
     401: { phase: 'healthy', send: (s) => refusedStream(s, '', {}) },
     403: { phase: 'healthy', send: (s) => refusedStream(s, '', { token: notOther() }) },
     429: { phase: 'limited', send: (s, token) => twice(() => refusedStream(s, '', { token, headers: badEventId })) },
@@ -463,6 +470,17 @@ for (const backend of BACKENDS) {
       walk('limited'))
 
     test('When each declared 410 is provoked past a sunset, then it has its status, the Error shape and its code', () => walk('sunset'))
+
+    test('When each declared 410 is provoked past rows removed by retention, then it has its status, the Error shape and its code', async () => {
+      // Every row but the newest removed, as LEDGER_RETENTION would: a cursor at 0 is before them.
+      const other = await openStorage({ databaseUrl, dbPoolSize: 2, dbTimeoutMs: 20_000, dbMigrationTimeoutMs: 60_000 })
+      try {
+        assert.ok((await other.pruneLedger(new Date(Date.now() + 60_000).toISOString(), 100_000)) > 0)
+      } finally {
+        await other.close()
+      }
+      await walk('pruned')
+    })
 
     test('When each declared response is provoked with the database unavailable, then the same holds, and the service recovers', async () => {
       if (proxy) {

@@ -180,8 +180,12 @@ export interface WebhookStore {
   getWebhook(id: number): Promise<Webhook | undefined>
   /** Deletes one; false when there was none. */
   deleteWebhook(id: number): Promise<boolean>
-  /** Clears a subscription's disabled state and failures (its cursor stays); undefined when there is none. */
-  enableWebhook(id: number): Promise<Webhook | undefined>
+  /**
+   * Clears a subscription's disabled state and failures; undefined when there is none. Its cursor
+   * stays, unless it is before `expiredBefore` (rows after it were removed by retention): then it
+   * moves to `end`, the ledger's current end.
+   */
+  enableWebhook(id: number, expiredBefore: bigint, end: bigint): Promise<Webhook | undefined>
   /**
    * Takes the lease of every enabled subscription that is free, expired or `owner`'s own, for
    * `leaseMs` from now, and returns those `owner` now holds.

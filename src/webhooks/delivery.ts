@@ -2,7 +2,7 @@ import { type KeyObject, randomUUID } from 'node:crypto'
 import type { Config } from '../config.js'
 import type { InventoryChange, WebhookTarget } from '../domain.js'
 import type { LedgerTail } from '../changes/ledger-tail.js'
-import type { LedgerReads, WebhookStore } from '../storage/ports.js'
+import type { LedgerReads, LedgerRetention, WebhookStore } from '../storage/ports.js'
 import { webhookMessage } from './message.js'
 import { WebhookSender } from './send.js'
 import { sign, signingKey } from './signature.js'
@@ -77,7 +77,7 @@ export class WebhookDelivery {
 
   constructor(
     private readonly store: WebhookStore,
-    private readonly ledger: LedgerReads,
+    private readonly ledger: LedgerReads & LedgerRetention,
     private readonly tail: LedgerTail,
     private readonly settings: DeliverySettings,
     private readonly log: DeliveryLog,
@@ -184,7 +184,7 @@ class SubscriptionLoop {
     private readonly state: WebhookTarget,
     private readonly owner: string,
     private readonly store: WebhookStore,
-    private readonly ledger: LedgerReads,
+    private readonly ledger: LedgerReads & LedgerRetention,
     private readonly tail: LedgerTail,
     private readonly settings: DeliverySettings,
     private readonly log: DeliveryLog,
@@ -245,6 +245,12 @@ class SubscriptionLoop {
           continue
         }
         const rows = await this.ledger.listChanges({ after: this.state.deliveredThrough, limit: READ_ROWS })
+        // Rows after the cursor removed by retention: sending on would skip them silently.
+        const pruned = await this.ledger.prunedThrough()
+        if (this.state.deliveredThrough < pruned) {
+          await this.expire(pruned)
+          continue
+        }
         // None past the cursor though the tail is beyond it: rows removed from the ledger. Wait for new ones.
         if (rows.length === 0) await this.tail.beyond(this.tail.position, signal)
         for (const row of rows) {
@@ -371,6 +377,24 @@ class SubscriptionLoop {
       this.log.warn({ ...context, nextAttemptAt }, 'webhook delivery failed; it will be retried')
     }
     return false
+  }
+
+  /**
+   * The cursor is before rows retention removed: the subscription is disabled, saying so (enabling
+   * it resumes from the ledger's end then), and this loop ends.
+   */
+  private async expire(pruned: bigint): Promise<void> {
+    await this.flush()
+    const error =
+      `cursor_expired: the ledger no longer holds the changes after ${this.state.deliveredThrough} (retention removed ` +
+      `every change up to ${pruned}); enabling the subscription resumes from the ledger's end`
+    const failure = { at: new Date().toISOString(), error, failedAttempts: this.state.failedAttempts + 1, nextAttemptAt: undefined }
+    if (!(await this.store.recordFailure(this.state.id, this.owner, failure))) {
+      this.lost()
+      return
+    }
+    this.log.error({ webhook: this.state.id, error }, 'webhook disabled: its cursor is before rows retention removed')
+    this.abort.abort()
   }
 
   /** The lease went to another process (or the subscription was deleted): this loop ends. */

@@ -133,7 +133,8 @@ const routes: FastifyPluginAsyncTypebox<WebhooksRoutesOptions> = async (app, { w
         summary: 'Resume a disabled or failing webhook subscription',
         description:
           'Clears the subscription’s failures: delivery resumes from its cursor now, the message that failed first, with the ' +
-          'retry schedule from its start. Takes no body.',
+          'retry schedule from its start; a subscription disabled as `cursor_expired` (rows after its cursor were removed ' +
+          'from the ledger) resumes from the ledger’s end instead. Takes no body.',
         tags: ['webhooks'],
         params: WebhookIdParamsSchema,
         response: {

@@ -1,6 +1,6 @@
 import { WEBHOOK_LIMITS, type Webhook } from '../domain.js'
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors.js'
-import type { WebhookStore } from '../storage/ports.js'
+import type { LedgerReads, LedgerRetention, WebhookStore } from '../storage/ports.js'
 import { checkDestination } from './destination.js'
 import { newMessageTag, newSecret } from './signature.js'
 
@@ -20,7 +20,7 @@ export const MAX_WEBHOOK_ID = 2 ** 31 - 1
  */
 export class WebhooksService {
   constructor(
-    private readonly store: WebhookStore,
+    private readonly store: WebhookStore & Pick<LedgerReads, 'lastChangeSeq'> & LedgerRetention,
     private readonly settings: WebhooksSettings,
     private readonly onChange: () => void = () => {},
   ) {}
@@ -63,9 +63,14 @@ export class WebhooksService {
     this.onChange()
   }
 
-  /** Resumes a subscription from its cursor: disabled or failing, it is tried again now. */
+  /**
+   * Resumes a subscription from its cursor: disabled or failing, it is tried again now. A cursor
+   * before rows retention removed (disabled as cursor_expired) resumes from the ledger's end instead.
+   */
   async enable(id: bigint | number): Promise<Webhook> {
-    const webhook = inRange(id) ? await this.store.enableWebhook(Number(id)) : undefined
+    if (!inRange(id)) throw notFound(id)
+    const pruned = await this.store.prunedThrough()
+    const webhook = await this.store.enableWebhook(Number(id), pruned, await this.store.lastChangeSeq())
     if (!webhook) throw notFound(id)
     this.onChange()
     return webhook

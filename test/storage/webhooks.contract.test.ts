@@ -89,7 +89,7 @@ for (const backend of BACKENDS) {
       assert.equal(await storage.deleteWebhook(webhook.id), true)
       assert.equal(await storage.deleteWebhook(webhook.id), false)
       assert.equal(await storage.getWebhook(webhook.id), undefined)
-      assert.equal(await storage.enableWebhook(webhook.id), undefined)
+      assert.equal(await storage.enableWebhook(webhook.id, 0n, 0n), undefined)
       assert.deepEqual(await storage.listWebhooks(), [])
       assert.equal(await storage.recordDelivery(webhook.id, 'a', 1n, now()), false)
     })
@@ -257,7 +257,7 @@ for (const backend of BACKENDS) {
       assert.deepEqual(await other.leaseWebhooks('owner-b', 60_000), [], 'nor by another')
       assert.equal(await storage.recordDelivery(webhook.id, 'owner-a', 2n, now()), false, 'its lease is gone')
 
-      const enabled = await other.enableWebhook(webhook.id)
+      const enabled = await other.enableWebhook(webhook.id, 0n, 99n)
       assert.ok(enabled)
       assert.deepEqual(
         [enabled.disabledAt, enabled.disabledReason, enabled.failedAttempts, enabled.nextAttemptAt, enabled.deliveredThrough],
@@ -277,8 +277,12 @@ for (const backend of BACKENDS) {
       const webhook = await create(storage)
       await storage.leaseWebhooks('owner-a', 60_000)
       await storage.recordFailure(webhook.id, 'owner-a', { at: now(), error: 'HTTP 500', failedAttempts: 1, nextAttemptAt: later(60_000) })
-      const enabled = (await storage.enableWebhook(webhook.id))!
+      const enabled = (await storage.enableWebhook(webhook.id, 0n, 99n))!
       assert.deepEqual([enabled.failedAttempts, enabled.nextAttemptAt, enabled.disabledAt], [0, null, null])
+      assert.equal(enabled.deliveredThrough, webhook.deliveredThrough, 'a cursor not before removed rows stays')
+      // A cursor before rows retention removed moves to the end given.
+      const moved = (await storage.enableWebhook(webhook.id, webhook.deliveredThrough + 1n, 2n ** 62n))!
+      assert.equal(moved.deliveredThrough, 2n ** 62n)
       assert.equal((await storage.leaseWebhooks('owner-a', 60_000)).length, 1, 'the owner keeps its lease')
     })
   })

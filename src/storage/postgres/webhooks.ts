@@ -70,11 +70,12 @@ export function postgresWebhooks(db: PostgresConnection): WebhookStore {
       return row && toWebhook(row)
     },
     deleteWebhook: async (id) => (await rows('DELETE FROM webhooks WHERE id = $1 RETURNING id', [id])).length > 0,
-    async enableWebhook(id) {
+    async enableWebhook(id, expiredBefore, end) {
       const [row] = await rows(
-        `UPDATE webhooks SET disabled_at = NULL, disabled_reason = NULL, failed_attempts = 0, next_attempt_at = NULL
+        `UPDATE webhooks SET disabled_at = NULL, disabled_reason = NULL, failed_attempts = 0, next_attempt_at = NULL,
+           delivered_through = CASE WHEN delivered_through < $2 THEN $3 ELSE delivered_through END
          WHERE id = $1 RETURNING ${COLUMNS}`,
-        [id],
+        [id, String(expiredBefore), String(end)],
       )
       return row && toWebhook(row)
     },

@@ -54,8 +54,9 @@ export function sqliteWebhooks(conn: SqliteConnection): WebhookStore {
     list: rows('SELECT * FROM webhooks ORDER BY id'),
     get: rows('SELECT * FROM webhooks WHERE id = ?'),
     delete: rows('DELETE FROM webhooks WHERE id = ? RETURNING id'),
-    enable: rows(`UPDATE webhooks SET disabled_at = NULL, disabled_reason = NULL, failed_attempts = 0, next_attempt_at = NULL
-      WHERE id = ? RETURNING *`),
+    enable: rows(`UPDATE webhooks SET disabled_at = NULL, disabled_reason = NULL, failed_attempts = 0, next_attempt_at = NULL,
+      delivered_through = CASE WHEN delivered_through < @expiredBefore THEN @end ELSE delivered_through END
+      WHERE id = @id RETURNING *`),
     // Read first: a process with nothing to take writes nothing (a write would take the lock, and
     // move data_version, which every other process's caches watch).
     leasable: db.prepare(
@@ -88,8 +89,8 @@ export function sqliteWebhooks(conn: SqliteConnection): WebhookStore {
       return row && toWebhook(row)
     },
     deleteWebhook: async (id) => (await all(st.delete, id)).length > 0,
-    async enableWebhook(id) {
-      const [row] = await all(st.enable, id)
+    async enableWebhook(id, expiredBefore, end) {
+      const [row] = await all(st.enable, { id, expiredBefore, end })
       return row && toWebhook(row)
     },
     async leaseWebhooks(owner, leaseMs) {

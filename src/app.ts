@@ -21,6 +21,7 @@ import { healthRoutes } from './http/routes/health.routes.js'
 import { methodNotAllowedRoutes, servedPaths } from './http/routes/method-not-allowed.routes.js'
 import { serverOptions } from './http/server-options.js'
 import { ChangeStreams } from './changes/change-streams.js'
+import { LedgerPruner } from './changes/ledger-pruner.js'
 import { LedgerTail } from './changes/ledger-tail.js'
 import { streamRoutes } from './changes/stream.routes.js'
 import { changesRoutes } from './inventory/changes.routes.js'
@@ -160,9 +161,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     app.log,
     metrics?.deliveryObserver,
   )
-  app.addHook('onReady', async () => delivery.start())
+  // LEDGER_RETENTION: the ledger's old rows removed in the background (none when it is unset).
+  const pruner = config.ledgerRetentionMs === undefined ? undefined : new LedgerPruner(storage, config.ledgerRetentionMs, app.log)
+  app.addHook('onReady', async () => {
+    delivery.start()
+    pruner?.start()
+  })
   // After the routes' own onClose hooks (Fastify runs them last added first), before the storage closes.
   app.addHook('onClose', async () => {
+    await pruner?.stop()
     await delivery.stop()
     tail.stop()
   })

@@ -66,6 +66,8 @@ export interface Config {
   webhookAllowPrivate: boolean
   /** How long a process holds a webhook subscription's delivery without renewing it; another takes over after. */
   webhookLeaseMs: number
+  /** LEDGER_RETENTION: ledger rows older than this (ms) are removed; undefined keeps every row. */
+  ledgerRetentionMs: number | undefined
 }
 
 /**
@@ -108,7 +110,14 @@ export function minimumGraceMs(dbTimeoutMs: number): number {
 
 const DURATION = '\\s*\\d{1,9}(ms|s|m|h)\\s*'
 const MAX_RETRIES = 20
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/** LEDGER_RETENTION's duration in milliseconds: a whole number with a unit s, m, h or d. */
+export function parseRetention(text: string): number | undefined {
+  const [, amount, unit] = /^\s*(\d{1,9})(s|m|h|d)\s*$/.exec(text) ?? []
+  const ms = unit === undefined ? Number.NaN : Number(amount) * UNIT_MS[unit]!
+  return ms >= 1000 ? ms : undefined
+}
 
 /** WEBHOOK_RETRY_SCHEDULE's durations in milliseconds, or undefined when one is past 24 hours. */
 export function parseRetrySchedule(text: string): number[] | undefined {
@@ -363,6 +372,13 @@ const VARIABLES: Record<string, Variable> = {
     schema: Type.String({ pattern: `^${DURATION}(,${DURATION}){0,${MAX_RETRIES - 1}}$` }),
     convert: parseRetrySchedule,
     default: () => '5s,5m,30m,2h,5h,10h,10h',
+  },
+  LEDGER_RETENTION: {
+    key: 'ledgerRetentionMs',
+    allowed: 'a duration of at least 1s, a whole number with a unit s, m, h or d (e.g. 30d); unset keeps every ledger row',
+    schema: Type.String({ pattern: '^\\s*\\d{1,9}(s|m|h|d)\\s*$' }),
+    convert: parseRetention,
+    default: () => undefined,
   },
   WEBHOOK_ALLOW_PRIVATE: {
     key: 'webhookAllowPrivate',

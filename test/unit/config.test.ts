@@ -75,6 +75,11 @@ const badSettings: [string, string][] = [
   ['WEBHOOK_TIMEOUT_MS', '99'],
   ['WEBHOOK_TIMEOUT_MS', '120001'],
   ['WEBHOOK_TIMEOUT_MS', 'ten'],
+  ['LEDGER_RETENTION', '0s'],
+  ['LEDGER_RETENTION', '500ms'],
+  ['LEDGER_RETENTION', '30'],
+  ['LEDGER_RETENTION', '1w'],
+  ['LEDGER_RETENTION', '1d,2d'],
   ['WEBHOOK_RETRY_SCHEDULE', '25h'],
   ['WEBHOOK_RETRY_SCHEDULE', '5s,1441m'],
   ['WEBHOOK_RETRY_SCHEDULE', '86400001ms'],
@@ -153,6 +158,7 @@ describe('loadConfig', () => {
         webhookRetryScheduleMs: [5000, 300000, 1800000, 7200000, 18000000, 36000000, 36000000],
         webhookAllowPrivate: false,
         webhookLeaseMs: 10000,
+        ledgerRetentionMs: undefined,
       },
     )
   })
@@ -304,6 +310,14 @@ describe('loadConfig', () => {
     assert.deepEqual(parseRetrySchedule('24h'), [86_400_000])
     assert.equal(parseRetrySchedule('25h'), undefined)
     assert.equal(parseRetrySchedule('5s,86400001ms'), undefined)
+  })
+
+  test('When LEDGER_RETENTION is set, then it is read in milliseconds; unset, every ledger row is kept', () => {
+    assert.equal(loadConfig({ LEDGER_RETENTION: '30d' }).ledgerRetentionMs, 30 * 86_400_000)
+    assert.equal(loadConfig({ LEDGER_RETENTION: ' 12h ' }).ledgerRetentionMs, 12 * 3_600_000)
+    assert.equal(loadConfig({ LEDGER_RETENTION: '90m' }).ledgerRetentionMs, 90 * 60_000)
+    assert.equal(loadConfig({ LEDGER_RETENTION: '1s' }).ledgerRetentionMs, 1000)
+    assert.equal(loadConfig({}).ledgerRetentionMs, undefined)
   })
 
   test('When the configuration is loaded, then it is frozen', () => {

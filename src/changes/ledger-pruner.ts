@@ -1,0 +1,72 @@
+import type { LedgerRetention } from '../storage/ports.js'
+
+/** Rows one transaction removes: a few milliseconds of work, so no writer waits long behind it. */
+export const PRUNE_BATCH_ROWS = 1000
+/** The longest between two passes: a row is removed within about this of passing the retention. */
+export const PRUNE_INTERVAL_MS = 10_000
+
+export interface PrunerLog {
+  info(object: object, message: string): void
+  warn(object: object, message: string): void
+}
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
+
+/**
+ * LEDGER_RETENTION: every PRUNE_INTERVAL_MS (or half the retention, when shorter), the ledger's rows
+ * older than the retention are removed, oldest first, PRUNE_BATCH_ROWS per transaction with the event
+ * loop turning between them, off the request path. Readers whose cursor falls before the removed rows
+ * are told so (410 cursor_expired; a webhook subscription is disabled) rather than given a gap.
+ */
+export class LedgerPruner {
+  private timer: NodeJS.Timeout | undefined
+  private pass: Promise<number> | undefined
+  private stopped = false
+
+  constructor(
+    private readonly ledger: LedgerRetention,
+    private readonly retentionMs: number,
+    private readonly log: PrunerLog,
+  ) {}
+
+  get intervalMs(): number {
+    return Math.max(100, Math.min(PRUNE_INTERVAL_MS, Math.floor(this.retentionMs / 2)))
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.prune(), this.intervalMs).unref()
+    void this.prune()
+  }
+
+  /** One pass (unless one is running): removes what has passed the retention; resolves with the rows removed. */
+  prune(): Promise<number> {
+    this.pass ??= this.run().finally(() => {
+      this.pass = undefined
+    })
+    return this.pass
+  }
+
+  /** Stops the passes; resolves once the one in progress has ended (after its current batch). */
+  async stop(): Promise<void> {
+    this.stopped = true
+    clearInterval(this.timer)
+    await this.pass
+  }
+
+  private async run(): Promise<number> {
+    let removed = 0
+    try {
+      while (!this.stopped) {
+        const before = new Date(Date.now() - this.retentionMs).toISOString()
+        const n = await this.ledger.pruneLedger(before, PRUNE_BATCH_ROWS)
+        removed += n
+        if (n < PRUNE_BATCH_ROWS) break
+        await nextTurn()
+      }
+    } catch (error) {
+      this.log.warn({ err: error }, 'removing old ledger rows failed; the next pass tries again')
+    }
+    if (removed > 0) this.log.info({ removed }, 'ledger rows past LEDGER_RETENTION removed')
+    return removed
+  }
+}

@@ -6,6 +6,7 @@ import { StorageOpenError } from '../storage/open-storage.js'
 import { importCommand } from './import.js'
 import { type CliIo, say, UsageError, withStorage } from './io.js'
 import { keysCommand } from './keys.js'
+import { ledgerCommand } from './ledger.js'
 import { deprecationsCommand, historyCommand } from './reports.js'
 import { webhooksCommand } from './webhooks.js'
 
@@ -28,6 +29,9 @@ Commands:
   deprecations [--json]        calls of the deprecated GET /v1/pets/{petId} per API key, as flushed so far
   history PETID [--limit N] [--json]
                                one pet's stock changes from the ledger, newest first (N: 1-1000, default 50)
+  ledger export --before DATE FILE
+                               the ledger's rows from before DATE (RFC 3339) as JSON lines into FILE (new), in seq
+                               order: an archive of what LEDGER_RETENTION removes with that cutoff
 
 Scopes: ${SCOPES.join(', ')}
 
@@ -60,6 +64,8 @@ async function command(argv: string[], io: CliIo): Promise<void> {
       return webhooksCommand(args, io)
     case 'history':
       return historyCommand(args, io)
+    case 'ledger':
+      return ledgerCommand(args, io)
     case 'deprecations':
       return deprecationsCommand(args, io)
     case undefined:

@@ -1,0 +1,65 @@
+import { once } from 'node:events'
+import { createWriteStream } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import { finished } from 'node:stream/promises'
+import { parseArgs } from 'node:util'
+import { parseRfc3339 } from '../config.js'
+import { InvalidInputError } from '../errors.js'
+import { changeJson } from '../inventory/inventory.json.js'
+import { type CliIo, say, UsageError, withStorage } from './io.js'
+
+const USAGE = 'ledger: use ledger export --before DATE FILE, DATE an RFC 3339 date-time, FILE a file that does not exist yet'
+/** Rows read per step: bounded memory whatever the ledger's size. */
+const PAGE_ROWS = 1000
+
+/**
+ * `petstore ledger export --before DATE FILE`: the ledger's rows from before DATE, as one JSON line
+ * each (the feed's row), in seq order, into FILE, which must not exist yet. What it writes is what
+ * retention removes with DATE as its cutoff: the oldest rows, up to the first one not before DATE.
+ */
+export async function ledgerCommand(args: string[], io: CliIo): Promise<void> {
+  const { values, positionals } = parseArgs({ args, options: { before: { type: 'string' } }, allowPositionals: true })
+  const [sub, file, extra] = positionals
+  const before = values.before === undefined ? undefined : parseRfc3339(values.before)
+  if (sub !== 'export' || file === undefined || extra !== undefined || before === undefined) throw new UsageError(USAGE)
+  const cutoff = before.toISOString()
+  const { rows, first, last } = await withStorage(io, async (storage) => {
+    // 'wx': an existing file is refused, never overwritten (an earlier archive stays whole).
+    const out = createWriteStream(file, { flags: 'wx' })
+    try {
+      await once(out, 'open')
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST')
+        throw new InvalidInputError(`${file} exists already: the export writes a new file`)
+      throw error
+    }
+    let written = 0
+    let firstSeq: bigint | undefined
+    let lastSeq: bigint | undefined
+    try {
+      let after = await storage.prunedThrough()
+      for (;;) {
+        const page = await storage.listChanges({ after, limit: PAGE_ROWS })
+        const stop = page.findIndex((row) => row.at >= cutoff)
+        const taken = stop === -1 ? page : page.slice(0, stop)
+        if (taken.length > 0) {
+          firstSeq ??= taken[0]!.seq
+          lastSeq = taken.at(-1)!.seq
+          written += taken.length
+          if (!out.write(`${taken.map(changeJson).join('\n')}\n`)) await once(out, 'drain')
+        }
+        if (stop !== -1 || page.length < PAGE_ROWS) break
+        after = page.at(-1)!.seq
+      }
+    } catch (error) {
+      // No half archive left behind to be taken for a whole one.
+      out.destroy()
+      await rm(file, { force: true })
+      throw error
+    }
+    out.end()
+    await finished(out)
+    return { rows: written, first: firstSeq, last: lastSeq }
+  })
+  say(io, `Exported ${rows} ledger rows from before ${cutoff} to ${file}${first === undefined ? '' : ` (seqs ${first} to ${last})`}.`)
+}

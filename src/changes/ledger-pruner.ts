@@ -1,7 +1,17 @@
 import type { LedgerRetention } from '../storage/ports.js'
 
-/** Rows one transaction removes: a few milliseconds of work, so no writer waits long behind it. */
-export const PRUNE_BATCH_ROWS = 1000
+/** Rows one transaction removes: about a millisecond of work, so no request waits long behind it. */
+export const PRUNE_BATCH_ROWS = 250
+/**
+ * After each batch the pruner waits this many times as long as the batch took (at least
+ * PRUNE_PAUSE_MIN_MS), so pruning takes at most a tenth of the process, whatever the backlog: on
+ * SQLite a batch runs on the event loop. Measured on SQLite, PATCH under wrk while a 2,000,000-row
+ * backlog was pruned: back to back, 1,000-row batches took it from 18,000 to 2,200 req/s and its p99
+ * to half a second; at a fifth, 14,300 req/s; at a tenth, no change beyond the runs' spread (p99 15
+ * against 14 ms), about 10,000 rows removed a second.
+ */
+const PRUNE_PAUSE_FACTOR = 9
+const PRUNE_PAUSE_MIN_MS = 10
 /** The longest between two passes: a row is removed within about this of passing the retention. */
 export const PRUNE_INTERVAL_MS = 10_000
 
@@ -10,12 +20,12 @@ export interface PrunerLog {
   warn(object: object, message: string): void
 }
 
-const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
  * LEDGER_RETENTION: every PRUNE_INTERVAL_MS (or half the retention, when shorter), the ledger's rows
- * older than the retention are removed, oldest first, PRUNE_BATCH_ROWS per transaction with the event
- * loop turning between them, off the request path. Readers whose cursor falls before the removed rows
+ * older than the retention are removed, oldest first, PRUNE_BATCH_ROWS per transaction with a pause
+ * between them (PRUNE_PAUSE_FACTOR), off the request path. Readers whose cursor falls before the removed rows
  * are told so (410 cursor_expired; a webhook subscription is disabled) rather than given a gap.
  */
 export class LedgerPruner {
@@ -58,10 +68,11 @@ export class LedgerPruner {
     try {
       while (!this.stopped) {
         const before = new Date(Date.now() - this.retentionMs).toISOString()
+        const started = performance.now()
         const n = await this.ledger.pruneLedger(before, PRUNE_BATCH_ROWS)
         removed += n
         if (n < PRUNE_BATCH_ROWS) break
-        await nextTurn()
+        await sleep(Math.max(PRUNE_PAUSE_MIN_MS, (performance.now() - started) * PRUNE_PAUSE_FACTOR))
       }
     } catch (error) {
       this.log.warn({ err: error }, 'removing old ledger rows failed; the next pass tries again')

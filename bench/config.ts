@@ -48,7 +48,8 @@ export const LOAD_GRACE_MS = 20_000
 /** Bound on one request of the 1,000,000-entry section (a whole 50 MB list included). */
 export const HUGE_REQUEST_TIMEOUT_MS = 60_000
 
-function envNumber(name: string, fallback: number, min: number): number {
+/** A number from the environment, `fallback` when unset; anything below `min` or not a number stops the bench. */
+export function envNumber(name: string, fallback: number, min: number): number {
   const raw = process.env[name]
   if (raw === undefined || raw === '') return fallback
   const value = Number(raw)

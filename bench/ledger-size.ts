@@ -4,7 +4,6 @@
 // throughput (wrk), one pet's first and last feed page timed one request at a time, and
 // `petstore history` timed as a process. Results go into bench/RESULTS.md's ledger-size section
 // (renderLedger, writeLedgerSection); run.ts runs it when BENCH_SCENARIOS names `ledger`.
-import { readFile, writeFile } from 'node:fs/promises'
 import { Agent, request } from 'node:http'
 import Database from 'better-sqlite3'
 import pg from 'pg'
@@ -14,6 +13,7 @@ import { benchCommand } from './live.js'
 import { cpuPerRequest, runLoad, type LoadSpec, type Measured } from './load.js'
 import { cpuTimeOf, runNode, type ServerHandle } from './procs.js'
 import { mdTable, textTable } from './report.js'
+import { readSection, writeSection } from './results-section.js'
 import { checkOrder, checkPatch, createKey, makeDataset, serve, serviceEnv, type Dataset, type Running } from './targets.js'
 
 /** `ledger` in BENCH_SCENARIOS runs this section; it is not part of a default run (minutes more, and gigabytes of disk at 10,000,000 rows). */
@@ -598,27 +598,10 @@ export function ledgerConsole(r: LedgerResult): string {
   return parts.join('\n\n')
 }
 
+const MARKS = { start: MARK_START, end: MARK_END }
+
 /** RESULTS.md's ledger-size section as it stands (markers included), or undefined. */
-export async function readLedgerSection(path: string): Promise<string | undefined> {
-  const text = await readFile(path, 'utf8').catch(() => '')
-  const start = text.indexOf(MARK_START)
-  const end = text.indexOf(MARK_END)
-  return start !== -1 && end > start ? `${text.slice(start, end + MARK_END.length)}\n` : undefined
-}
+export const readLedgerSection = (path: string): Promise<string | undefined> => readSection(path, MARKS)
 
 /** Puts `section` into RESULTS.md in place of its ledger-size section, or after everything else. */
-export async function writeLedgerSection(path: string, section: string): Promise<void> {
-  let text = ''
-  try {
-    text = await readFile(path, 'utf8')
-  } catch {
-    text = '# Benchmark results\n\n'
-  }
-  const start = text.indexOf(MARK_START)
-  const end = text.indexOf(MARK_END)
-  const next =
-    start !== -1 && end > start
-      ? text.slice(0, start) + section.trimEnd() + text.slice(end + MARK_END.length)
-      : `${text.trimEnd()}\n\n${section}`
-  await writeFile(path, next.endsWith('\n') ? next : `${next}\n`)
-}
+export const writeLedgerSection = (path: string, section: string): Promise<void> => writeSection(path, section, MARKS)

@@ -9,16 +9,16 @@
 //     against the same server with none, alternating, in BENCH_ROUNDS rounds; bare PATCH beside them.
 // Results go into bench/RESULTS.md's live-changes section (renderLive, writeLiveSection).
 import { randomBytes } from 'node:crypto'
-import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Backend } from './backends.js'
-import { DURATION_SECONDS, FIRST_PET_ID, LARGE_INVENTORY, WARMUP_SECONDS } from './config.js'
+import { DURATION_SECONDS, envNumber, FIRST_PET_ID, LARGE_INVENTORY, WARMUP_SECONDS } from './config.js'
 import { type Clients, type Receiver, runPatcher, startClients, startReceiver } from './live-children.js'
 import type { PatcherResult } from './live-patcher.js'
 import type { ReceiverStats } from './live-receiver.js'
 import { cpuPerRequest, runLoad, type LoadSpec, type Measured } from './load.js'
 import { type CpuTime, cpuTimeOf, freePort, HOST, machineTicks, memoryOf, startServer, stealPercent } from './procs.js'
+import { writeSection } from './results-section.js'
 import { checkPatch, makeDataset, serviceEnv, startService, type Dataset, type Running } from './targets.js'
 
 export const LIVE_SCENARIO_IDS = ['live-webhook', 'live-streams', 'live-patch'] as const
@@ -30,14 +30,6 @@ export const LIVE_GROUP = 'live'
 export function selectLive(ids: readonly string[] | undefined): LiveScenarioId[] {
   if (ids === undefined || ids.includes(LIVE_GROUP)) return [...LIVE_SCENARIO_IDS]
   return LIVE_SCENARIO_IDS.filter((id) => ids.includes(id))
-}
-
-function envNumber(name: string, fallback: number, min: number): number {
-  const raw = process.env[name]
-  if (raw === undefined || raw === '') return fallback
-  const value = Number(raw)
-  if (!Number.isFinite(value) || value < min) throw new Error(`${name} must be a number >= ${min}, got ${JSON.stringify(raw)}`)
-  return value
 }
 
 /** The webhook goal: at least this many changes a second delivered, sustained. */
@@ -820,18 +812,5 @@ export function liveConsole(r: LiveResult): string {
 }
 
 /** Puts `section` into RESULTS.md in place of its live-changes section, or after everything else. */
-export async function writeLiveSection(path: string, section: string): Promise<void> {
-  let text = ''
-  try {
-    text = await readFile(path, 'utf8')
-  } catch {
-    text = '# Benchmark results\n\n'
-  }
-  const start = text.indexOf(MARK_START)
-  const end = text.indexOf(MARK_END)
-  const next =
-    start !== -1 && end > start
-      ? text.slice(0, start) + section.trimEnd() + text.slice(end + MARK_END.length)
-      : `${text.trimEnd()}\n\n${section}`
-  await writeFile(path, next.endsWith('\n') ? next : `${next}\n`)
-}
+export const writeLiveSection = (path: string, section: string): Promise<void> =>
+  writeSection(path, section, { start: MARK_START, end: MARK_END })

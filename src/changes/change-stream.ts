@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream'
-import { CursorExpiredError } from '../errors.js'
+import { assertCursorKept } from '../inventory/inventory.service.js'
 import type { LedgerReads, LedgerRetention } from '../storage/ports.js'
 import { changeEvent, type LedgerTail, type TailBatch, type TailFollower, TAIL_READ_ROWS } from './ledger-tail.js'
 
@@ -164,8 +164,7 @@ export class ChangeStream extends Readable implements TailFollower {
     // Up to the tail's position: later rows come from the tail. With petId, read by the ledger's index by pet.
     const rows = await this.ledger.listChanges({ after: this.cursor, through: end, limit: TAIL_READ_ROWS, petId: this.petId })
     // Rows after the cursor removed by retention: the stream fails (410 at its start) rather than skip them.
-    const pruned = await this.ledger.prunedThrough()
-    if (this.cursor < pruned) throw new CursorExpiredError(this.cursor, pruned, await this.ledger.lastChangeSeq())
+    await assertCursorKept(this.ledger, this.cursor)
     if (this.done) return false
     this.cursor = rows.length === TAIL_READ_ROWS ? rows.at(-1)!.seq : end
     if (rows.length > 0) this.push(rows.map(changeEvent).join(''))

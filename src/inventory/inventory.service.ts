@@ -4,6 +4,15 @@ import { refusingDuplicates, type ImportSource } from '../import/import-source.j
 import type { Imports, InventoryQuery, InventoryReads, LedgerReads, LedgerRetention, StockWrites } from '../storage/ports.js'
 import type { Precondition } from '../stock/writes.js'
 
+/**
+ * Throws CursorExpiredError when retention removed rows after `after`. Called after the rows were
+ * read: prunedThrough only grows, so a value at or below `after` now was so when they were read.
+ */
+export async function assertCursorKept(ledger: LedgerReads & LedgerRetention, after: bigint): Promise<void> {
+  const pruned = await ledger.prunedThrough()
+  if (after < pruned) throw new CursorExpiredError(after, pruned, await ledger.lastChangeSeq())
+}
+
 export class InventoryService {
   constructor(private readonly storage: InventoryReads & StockWrites & LedgerReads & LedgerRetention & Pick<Imports, 'importInventory'>) {}
 
@@ -50,17 +59,8 @@ export class InventoryService {
    */
   async changesPage(after: bigint, limit: number, petId?: bigint): Promise<{ rows: InventoryChange[]; nextAfter?: bigint }> {
     const rows = await this.storage.listChanges({ after, limit: limit + 1, petId })
-    await this.assertNotPruned(after)
+    await assertCursorKept(this.storage, after)
     return rows.length > limit ? { rows: rows.slice(0, limit), nextAfter: rows[limit - 1]!.seq } : { rows }
-  }
-
-  /**
-   * Throws CursorExpiredError when rows after `after` were removed. Called after the rows were read:
-   * prunedThrough only grows, so a value at or below `after` now was so when they were read.
-   */
-  async assertNotPruned(after: bigint): Promise<void> {
-    const pruned = await this.storage.prunedThrough()
-    if (after < pruned) throw new CursorExpiredError(after, pruned, await this.storage.lastChangeSeq())
   }
 
   /** One pet's latest `limit` changes, newest first. */

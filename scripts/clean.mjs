@@ -2,3 +2,4 @@
 import { rmSync } from 'node:fs'
 
 rmSync('dist', { recursive: true, force: true })
+rmSync('client/dist', { recursive: true, force: true })

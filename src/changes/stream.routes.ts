@@ -15,7 +15,12 @@ import type { LedgerTail } from './ledger-tail.js'
 
 /** What a new stream says first: how long an EventSource waits before it reconnects (ms). */
 const RETRY_MS = 1000
-const PREAMBLE = Buffer.from(`retry: ${RETRY_MS}\n\n`)
+/**
+ * The first block: the reconnection delay, and the seq the stream starts after as its `id` (no event
+ * is dispatched for a block without data, but a client's last event id is set), so a client that
+ * loses the connection before any change resumes from where it started, not at a later end.
+ */
+const preamble = (start: bigint) => Buffer.from(`retry: ${RETRY_MS}\nid: ${start}\n\n`)
 
 const StreamQuerySchema = Type.Object(
   {
@@ -81,7 +86,9 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
             description: 'The stream: it stays open until the client closes it or the instance shuts down.',
             content: {
               'text/event-stream': {
-                schema: Type.String({ description: 'Server-Sent Events: `retry`, then `change` events and comment lines.' }),
+                schema: Type.String({
+                  description: 'Server-Sent Events: `retry` with the `id` the stream starts after, then `change` events and comment lines.',
+                }),
               },
             },
           },
@@ -123,12 +130,13 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
           reply.header('retry-after', '1')
           throw new UnavailableError('This instance is shutting down; reconnect to another')
         }
-        stream = streams.openStream(start ?? end, query.petId, release)
+        start ??= end
+        stream = streams.openStream(start, query.petId, release)
       } catch (error) {
         release()
         throw error
       }
-      stream.push(PREAMBLE)
+      stream.push(preamble(start))
       try {
         await stream.start()
       } catch (error) {

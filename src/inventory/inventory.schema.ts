@@ -155,7 +155,10 @@ export const InventoryChangeSchema = Type.Object(
       Type.Unsafe<bigint>({ type: 'integer', format: 'int64' }),
       'The order, for reasons `order` and `cancellation`; otherwise null.',
     ),
-    keyId: nullable(Type.Integer(), 'The id of the API key that made the change (as `petstore keys list` shows it); null for the CLI.'),
+    keyId: nullable(
+      Type.Integer({ format: 'int64' }),
+      'The id of the API key that made the change (as `petstore keys list` shows it); null for the CLI.',
+    ),
     requestId: nullable(Type.String(), "The request's id (its X-Request-Id response header); null for the CLI."),
     at: Type.String({ format: 'date-time', description: 'When the change was committed (RFC 3339, UTC, milliseconds).' }),
   },

@@ -14,7 +14,8 @@ export const ScopeSchema = Type.Unsafe<(typeof SCOPES)[number]>({
 })
 
 const keyFields = {
-  id: Type.Integer({ minimum: 1, description: 'The key’s id.' }),
+  // int64 in the document (ids are 64-bit across the API) though keys are numbered from 1 in a 32-bit column today.
+  id: Type.Integer({ format: 'int64', minimum: 1, description: 'The key’s id.' }),
   name: Type.String({ description: 'The key’s name, unique among active keys.' }),
   scopes: Type.Array(Type.Ref('Scope'), { minItems: 1, description: 'Its scopes, always named (never a wildcard), in a fixed order.' }),
   createdAt: Type.String({ format: 'date-time', description: 'When it was created (RFC 3339, UTC).' }),

@@ -43,7 +43,7 @@ export const PetRecordSchema = Type.Object({ ...fields, tags: Type.Optional(fiel
 
 export const DeprecatedCallsSchema = Type.Object(
   {
-    keyId: Type.Integer({ description: 'The key’s id.' }),
+    keyId: Type.Integer({ format: 'int64', description: 'The key’s id.' }),
     name: Type.String({ description: 'The key’s name.' }),
     calls: Type.Integer({ minimum: 1, description: 'Its calls of GET /v1/pets/{petId}, flushed so far.' }),
     firstCall: Type.String({ format: 'date-time', description: 'Its first call (RFC 3339, UTC, milliseconds).' }),

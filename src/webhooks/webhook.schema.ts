@@ -6,7 +6,8 @@ const time = (description: string) => Type.Union([Type.String({ format: 'date-ti
 const text = (description: string) => Type.Union([Type.String(), Type.Null()], { description })
 
 const subscriptionFields = {
-  id: Type.Integer({ minimum: 1, description: 'The subscription’s id.' }),
+  // int64 in the document like every id of the API, though numbered in a 32-bit column today.
+  id: Type.Integer({ format: 'int64', minimum: 1, description: 'The subscription’s id.' }),
   url: Type.String({ description: 'Where its messages are POSTed.' }),
   description: text('What it is for; null when none was given.'),
   createdAt: Type.String({ format: 'date-time', description: 'When it was created (RFC 3339, UTC).' }),

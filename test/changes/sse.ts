@@ -13,7 +13,10 @@ export interface SseEvent {
 }
 
 /** One block of the stream, as the server wrote it. */
-export type SseBlock = { kind: 'retry'; ms: number } | { kind: 'comment'; text: string; at: number } | ({ kind: 'event' } & SseEvent)
+export type SseBlock =
+  | { kind: 'retry'; ms: number; id: string }
+  | { kind: 'comment'; text: string; at: number }
+  | ({ kind: 'event' } & SseEvent)
 
 export interface OpenOptions {
   token?: string
@@ -111,14 +114,14 @@ export class SseClient {
   }
 }
 
-/** Parses one block strictly: `retry: N`, a comment line, or `id`, `event: change`, `data` in that order. */
+/** Parses one block strictly: `retry: N` with the start's `id`, a comment line, or `id`, `event: change`, `data` in that order. */
 function parseBlock(block: string): SseBlock {
   if (block.startsWith(':')) {
     assert.ok(!block.includes('\n'), `a comment block of one line: ${JSON.stringify(block)}`)
     return { kind: 'comment', text: block, at: performance.now() }
   }
-  const retry = /^retry: (\d+)$/.exec(block)
-  if (retry) return { kind: 'retry', ms: Number(retry[1]) }
+  const retry = /^retry: (\d+)\nid: (0|[1-9]\d*)$/.exec(block)
+  if (retry) return { kind: 'retry', ms: Number(retry[1]), id: retry[2]! }
   const event = /^id: (\d+)\nevent: change\ndata: ([^\n]*)$/.exec(block)
   assert.ok(event, `not a change event: ${JSON.stringify(block.slice(0, 300))}`)
   return { kind: 'event', id: event[1]!, event: 'change', data: event[2]! }
@@ -190,7 +193,7 @@ export async function openPausedStream(
     socket.once('error', reject)
     socket.on('data', function onData(d: Buffer) {
       head += d.toString('latin1')
-      if (head.includes('retry: 1000\n\n')) {
+      if (/retry: 1000\nid: \d+\n\n/.test(head)) {
         socket.pause()
         socket.off('data', onData)
         resolve()

@@ -35,7 +35,9 @@ proto.follow = function (this: ChangeStream) {
 
 /** The expected bytes of a stream without its comment lines: the preamble, then each event. */
 function eventBytes(client: SseClient): string {
-  return `retry: 1000\n\n${client.events.map((e) => `id: ${e.id}\nevent: change\ndata: ${e.data}\n\n`).join('')}`
+  const first = client.blocks[0]
+  assert.ok(first?.kind === 'retry', 'the stream starts with its preamble')
+  return `retry: 1000\nid: ${first.id}\n\n${client.events.map((e) => `id: ${e.id}\nevent: change\ndata: ${e.data}\n\n`).join('')}`
 }
 
 for (const backend of BACKENDS) {
@@ -79,7 +81,7 @@ for (const backend of BACKENDS) {
       assert.equal(res.status, 200, await res.text())
     }
 
-    test('When rows are committed after the connect, then the stream is text/event-stream, starts with retry: 1000, and sends each as id/event/data with the data byte for byte the row the feed writes, and nothing from before', async () => {
+    test('When rows are committed after the connect, then the stream is text/event-stream, starts with retry: 1000 and the id it starts after, and sends each as id/event/data with the data byte for byte the row the feed writes, and nothing from before', async () => {
       const start = await feedEnd(baseUrl, token)
       assert.ok(start >= BigInt(PETS.length), 'the seeded rows are in the ledger before the connect')
       const client = await stream()
@@ -87,8 +89,9 @@ for (const backend of BACKENDS) {
       assert.equal(client.headers['content-type'], 'text/event-stream')
       assert.equal(client.headers['cache-control'], 'no-store')
       await until(() => client.blocks.length > 0, 2000, 'the preamble')
-      assert.deepEqual(client.blocks[0], { kind: 'retry', ms: 1000 })
-      assert.ok(client.raw.startsWith('retry: 1000\n\n'), JSON.stringify(client.raw.slice(0, 40)))
+      // The preamble names where the stream starts (the end at the connect), so a reconnect before any event resumes there.
+      assert.deepEqual(client.blocks[0], { kind: 'retry', ms: 1000, id: String(start) })
+      assert.ok(client.raw.startsWith(`retry: 1000\nid: ${start}\n\n`), JSON.stringify(client.raw.slice(0, 40)))
 
       // A note that JSON must escape stays on its one data line; a petId beyond 2^53 stays exact.
       await patch(1, 7, 'line one\nline two "quoted" \\ é 🐶 </script>')

@@ -1,0 +1,217 @@
+// The API as objects: one method per thing an integrator does, each naming the operation it calls.
+import { supportsExactJson } from './json.js'
+import { readPage, walk } from './paging.js'
+import { type StreamOptions, streamChanges } from './stream.js'
+import { type CallOptions, type ClientOptions, type Repeat, Transport } from './transport.js'
+import type {
+  ApiKey,
+  ApiKeyCreate,
+  DeprecatedCalls,
+  InventoryChange,
+  InventoryItem,
+  InventoryUpdate,
+  NewApiKey,
+  NewWebhook,
+  OperationId,
+  Order,
+  OrderCreate,
+  OrderStatus,
+  Page,
+  Pet,
+  PetStatus,
+  Webhook,
+  WebhookCreate,
+} from './types.js'
+
+/** Every operation of the document and the methods that call it: the compiler fails when one is missing. */
+export const OPERATIONS = {
+  listInventory: ['inventory.list', 'inventory.iterate', 'inventory.page'],
+  getInventoryItem: ['inventory.get'],
+  updateInventory: ['inventory.set'],
+  listInventoryChanges: ['changes.list', 'changes.page'],
+  streamInventoryChanges: ['changes.stream'],
+  placeOrder: ['orders.place'],
+  listOrders: ['orders.list', 'orders.page'],
+  getOrder: ['orders.get'],
+  updateOrder: ['orders.update'],
+  getPetById: ['pets.get'],
+  listDeprecatedCalls: ['deprecations.list'],
+  listKeys: ['keys.list'],
+  createKey: ['keys.create'],
+  getCurrentKey: ['keys.current'],
+  getKey: ['keys.get'],
+  revokeKey: ['keys.revoke'],
+  listWebhooks: ['webhooks.list'],
+  createWebhook: ['webhooks.create'],
+  getWebhook: ['webhooks.get'],
+  deleteWebhook: ['webhooks.remove'],
+  enableWebhook: ['webhooks.enable'],
+} as const satisfies Record<OperationId, readonly string[]>
+
+/** An entry with its ETag, for a conditional update (`ifMatch`). */
+export interface Tagged<T> {
+  item: T
+  etag: string
+}
+
+export interface PageOptions extends CallOptions {
+  /** Items per page, 1 to 1,000 (the service's default: 100). */
+  pageSize?: number
+}
+
+export type PetstoreClient = ReturnType<typeof createClient>
+
+export function createClient(options: ClientOptions) {
+  if (!supportsExactJson()) {
+    throw new Error(
+      'petstore-client needs JSON.parse source text access and JSON.rawJSON (Node.js 22+, current browsers) to read int64s exactly',
+    )
+  }
+  const http = new Transport(options)
+  const id = (value: bigint) => {
+    if (typeof value !== 'bigint') throw new TypeError(`An id must be a bigint (got ${typeof value}): write 1n, or BigInt(text)`)
+    return encodeURIComponent(value.toString())
+  }
+  const get = async <T>(path: string, call?: CallOptions, query?: Record<string, string | bigint | number | undefined>) =>
+    (await http.json<T>({ method: 'GET', path, query, repeat: 'safe', options: call })).body
+  const send = async <T>(
+    method: 'POST' | 'PATCH' | 'DELETE',
+    path: string,
+    body: unknown,
+    call: CallOptions | undefined,
+    repeat: Repeat = 'unsafe',
+  ) => http.json<T>({ method, path, body, repeat, options: call })
+  const tagged = <T>(answer: { headers: Headers; body: T }): Tagged<T> => ({ item: answer.body, etag: answer.headers.get('etag') ?? '' })
+
+  return {
+    inventory: {
+      /** Every entry (of a status), sorted by petId, in one answer. For a large store, `iterate`. */
+      list: (query: { status?: PetStatus } = {}, call?: CallOptions) => get<InventoryItem[]>('inventory', call, query),
+      /** Every entry a page at a time: memory holds one page. */
+      iterate: (query: { status?: PetStatus; after?: bigint } & PageOptions = {}) =>
+        walk<InventoryItem>(http, { method: 'GET', path: 'inventory', query: pageQuery(query, 100), repeat: 'safe', options: query }),
+      /** One page of entries with a petId above `after`. */
+      page: async (query: { status?: PetStatus; after?: bigint } & PageOptions = {}): Promise<Page<InventoryItem>> =>
+        readPage<InventoryItem>(http, { method: 'GET', path: 'inventory', query: pageQuery(query, 100), repeat: 'safe', options: query }),
+      /** One entry and its ETag. */
+      get: async (petId: bigint, call?: CallOptions): Promise<Tagged<InventoryItem>> =>
+        tagged(await http.json<InventoryItem>({ method: 'GET', path: `inventory/${id(petId)}`, repeat: 'safe', options: call })),
+      /**
+       * Sets an entry's quantity (a ledger row, a webhook). With `ifMatch` (an ETag from `get`), only if the
+       * entry is unchanged since: else PetstoreError 412 `precondition_failed`. Never repeated after a lost
+       * answer: that is PetstoreUnknownOutcomeError.
+       */
+      set: async (petId: bigint, update: InventoryUpdate, call: CallOptions & { ifMatch?: string } = {}): Promise<Tagged<InventoryItem>> =>
+        tagged(
+          await http.json<InventoryItem>({
+            method: 'PATCH',
+            path: `inventory/${id(petId)}`,
+            body: update,
+            headers: call.ifMatch === undefined ? {} : { 'if-match': call.ifMatch },
+            repeat: 'unsafe',
+            options: call,
+          }),
+        ),
+    },
+
+    orders: {
+      /**
+       * Places an order, which takes the stock. Sent with an Idempotency-Key (generated unless given) and
+       * repeated under it when the answer is lost, so it places one order whatever the network does.
+       */
+      place: async (order: OrderCreate, call: CallOptions & { idempotencyKey?: string } = {}): Promise<Order> => {
+        const key = call.idempotencyKey ?? crypto.randomUUID()
+        return (
+          await http.json<Order>({
+            method: 'POST',
+            path: 'store/orders',
+            body: order,
+            headers: { 'idempotency-key': key },
+            repeat: 'safe',
+            options: call,
+          })
+        ).body
+      },
+      get: (orderId: bigint, call?: CallOptions) => get<Order>(`store/orders/${id(orderId)}`, call),
+      /** Moves an order along: placed → approved or cancelled; approved → delivered or cancelled. */
+      update: async (orderId: bigint, change: { status: OrderStatus }, call?: CallOptions): Promise<Order> =>
+        (await send<Order>('PATCH', `store/orders/${id(orderId)}`, change, call)).body,
+      /** Every order (of a status), oldest first, a page at a time. */
+      list: (query: { status?: OrderStatus; after?: bigint } & PageOptions = {}) =>
+        walk<Order>(http, { method: 'GET', path: 'store/orders', query: pageQuery(query), repeat: 'safe', options: query }),
+      page: (query: { status?: OrderStatus; after?: bigint } & PageOptions = {}) =>
+        readPage<Order>(http, { method: 'GET', path: 'store/orders', query: pageQuery(query), repeat: 'safe', options: query }) as Promise<
+          Page<Order>
+        >,
+    },
+
+    changes: {
+      /** The ledger after `after` (default: from the start), in seq order, a page at a time. */
+      list: (query: { after?: bigint; petId?: bigint } & PageOptions = {}) =>
+        walk<InventoryChange>(http, {
+          method: 'GET',
+          path: 'inventory/changes',
+          query: changesQuery(query),
+          repeat: 'safe',
+          options: query,
+        }),
+      page: (query: { after?: bigint; petId?: bigint } & PageOptions = {}) =>
+        readPage<InventoryChange>(http, {
+          method: 'GET',
+          path: 'inventory/changes',
+          query: changesQuery(query),
+          repeat: 'safe',
+          options: query,
+        }) as Promise<Page<InventoryChange>>,
+      /**
+       * Every row committed after `after` (default: from now on), live, for as long as it is iterated or
+       * until `signal` aborts. Reconnects after a drop from the last seq it yielded: none missed, none twice.
+       */
+      stream: (query: StreamOptions = {}) => streamChanges(http, query),
+    },
+
+    pets: {
+      /** @deprecated The service answers 410 from its sunset date on (see the Sunset header). */
+      get: (petId: bigint, call?: CallOptions) => get<Pet>(`pets/${id(petId)}`, call),
+    },
+
+    deprecations: {
+      /** Who still calls the deprecated pet lookup (admin). */
+      list: (call?: CallOptions) => get<DeprecatedCalls[]>('deprecations', call),
+    },
+
+    keys: {
+      /** The key this client uses: its name and scopes (any key). */
+      current: (call?: CallOptions) => get<ApiKey>('keys/current', call),
+      list: (call?: CallOptions) => get<ApiKey[]>('keys', call),
+      get: (keyId: bigint, call?: CallOptions) => get<ApiKey>(`keys/${id(keyId)}`, call),
+      /** Creates a key (admin); its `token` is in this answer only. */
+      create: async (key: ApiKeyCreate, call?: CallOptions): Promise<NewApiKey> => (await send<NewApiKey>('POST', 'keys', key, call)).body,
+      revoke: async (keyId: bigint, call?: CallOptions): Promise<void> => {
+        await send<undefined>('DELETE', `keys/${id(keyId)}`, undefined, call)
+      },
+    },
+
+    webhooks: {
+      list: (call?: CallOptions) => get<Webhook[]>('webhooks', call),
+      get: (webhookId: bigint, call?: CallOptions) => get<Webhook>(`webhooks/${id(webhookId)}`, call),
+      /** Subscribes a URL (admin); its signing `secret` is in this answer only: keep it for verifyWebhook. */
+      create: async (webhook: WebhookCreate, call?: CallOptions): Promise<NewWebhook> =>
+        (await send<NewWebhook>('POST', 'webhooks', webhook, call)).body,
+      remove: async (webhookId: bigint, call?: CallOptions): Promise<void> => {
+        await send<undefined>('DELETE', `webhooks/${id(webhookId)}`, undefined, call)
+      },
+      /** Resumes a disabled subscription from its cursor. */
+      enable: async (webhookId: bigint, call?: CallOptions): Promise<Webhook> =>
+        (await send<Webhook>('POST', `webhooks/${id(webhookId)}/enable`, undefined, call)).body,
+    },
+  }
+}
+
+function pageQuery(query: { status?: string; after?: bigint; pageSize?: number }, defaultLimit?: number) {
+  return { status: query.status, after: query.after, limit: query.pageSize ?? defaultLimit }
+}
+
+function changesQuery(query: { after?: bigint; petId?: bigint; pageSize?: number }) {
+  return { after: query.after, petId: query.petId, limit: query.pageSize }
+}

@@ -1,0 +1,45 @@
+import type { components } from './generated/openapi.js'
+
+/** Every `code` the API documents on its Error object: a `switch` on it is checked by the compiler. */
+export type ErrorCode = components['schemas']['Error']['code']
+
+/**
+ * The API answered with an error: `status`, `code` and `message` from its Error body, `requestId`
+ * from its X-Request-Id header (quote it when reporting a problem). `code` is `invalid_response`
+ * when the answer was not an Error object (a proxy's page, say).
+ */
+export class PetstoreError extends Error {
+  override readonly name = 'PetstoreError'
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode | 'invalid_response',
+    message: string,
+    readonly requestId: string | undefined,
+    /** Seconds the service asked to wait (Retry-After), when it said. */
+    readonly retryAfter?: number,
+  ) {
+    super(message)
+  }
+}
+
+/**
+ * No answer came from the service: it could not be reached, or (for an operation that is safe to
+ * repeat, which the client did, up to its retries) the connection dropped or the call timed out.
+ */
+export class PetstoreConnectionError extends Error {
+  override readonly name: string = 'PetstoreConnectionError'
+}
+
+/**
+ * The request was sent but its answer was lost (the connection dropped or the call timed out), and
+ * repeating it is not harmless (a PATCH would write a second ledger row and a second webhook). It
+ * may or may not have been applied: read the resource again before deciding to repeat it.
+ */
+export class PetstoreUnknownOutcomeError extends PetstoreConnectionError {
+  override readonly name = 'PetstoreUnknownOutcomeError'
+}
+
+/** A webhook whose signature, timestamp or body does not verify. */
+export class WebhookVerificationError extends Error {
+  override readonly name = 'WebhookVerificationError'
+}

@@ -1,0 +1,31 @@
+// The API's shapes, as the OpenAPI document declares them (generated: ./generated/openapi.ts), with
+// every int64 a bigint.
+import type { components, operations } from './generated/openapi.js'
+
+type Schemas = components['schemas']
+export type InventoryItem = Schemas['InventoryItem']
+export type InventoryUpdate = Schemas['InventoryUpdate']
+export type InventoryChange = Schemas['InventoryChange']
+export type ChangeReason = Schemas['ChangeReason']
+export type PetStatus = Schemas['PetStatus']
+export type Order = Schemas['Order']
+export type OrderCreate = Schemas['OrderCreate']
+export type OrderStatus = Schemas['OrderStatus']
+export type Pet = Schemas['Pet']
+export type ApiKey = Schemas['ApiKey']
+export type NewApiKey = Schemas['NewApiKey']
+export type ApiKeyCreate = Schemas['ApiKeyCreate']
+export type Scope = Schemas['Scope']
+export type Webhook = Schemas['Webhook']
+export type NewWebhook = Schemas['NewWebhook']
+export type WebhookCreate = Schemas['WebhookCreate']
+export type DeprecatedCalls = Schemas['DeprecatedCalls']
+export type ErrorBody = Schemas['Error']
+/** Every operationId of the document. */
+export type OperationId = keyof operations
+
+/** One page of a paged listing, and the `after` that asks for the next one (none on the last page). */
+export interface Page<T> {
+  items: T[]
+  next: bigint | undefined
+}

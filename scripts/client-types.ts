@@ -23,6 +23,8 @@ type Schema = {
 /** The TypeScript source of client/src/generated/openapi.ts for a document. */
 export async function clientTypes(document: object): Promise<string> {
   const ast = await openapiTS(structuredClone(document) as Parameters<typeof openapiTS>[0], {
+    // A property with a default (an update's `reason`) stays optional: the service fills it in.
+    defaultNonNullable: false,
     transform(schema) {
       if ((schema as Schema).format === 'int64') return ts.factory.createKeywordTypeNode(ts.SyntaxKind.BigIntKeyword)
       return undefined

@@ -1,6 +1,6 @@
 // The API as objects: one method per thing an integrator does, each naming the operation it calls.
 import { supportsExactJson } from './json.js'
-import { readPage, walk } from './paging.js'
+import { page, walk } from './paging.js'
 import { type StreamOptions, streamChanges } from './stream.js'
 import { type CallOptions, type ClientOptions, type Repeat, Transport } from './transport.js'
 import type {
@@ -92,7 +92,7 @@ export function createClient(options: ClientOptions) {
         walk<InventoryItem>(http, { method: 'GET', path: 'inventory', query: pageQuery(query, 100), repeat: 'safe', options: query }),
       /** One page of entries with a petId above `after`. */
       page: async (query: { status?: PetStatus; after?: bigint } & PageOptions = {}): Promise<Page<InventoryItem>> =>
-        readPage<InventoryItem>(http, { method: 'GET', path: 'inventory', query: pageQuery(query, 100), repeat: 'safe', options: query }),
+        page<InventoryItem>(http, { method: 'GET', path: 'inventory', query: pageQuery(query, 100), repeat: 'safe', options: query }),
       /** One entry and its ETag. */
       get: async (petId: bigint, call?: CallOptions): Promise<Tagged<InventoryItem>> =>
         tagged(await http.json<InventoryItem>({ method: 'GET', path: `inventory/${id(petId)}`, repeat: 'safe', options: call })),
@@ -140,7 +140,7 @@ export function createClient(options: ClientOptions) {
       list: (query: { status?: OrderStatus; after?: bigint } & PageOptions = {}) =>
         walk<Order>(http, { method: 'GET', path: 'store/orders', query: pageQuery(query), repeat: 'safe', options: query }),
       page: (query: { status?: OrderStatus; after?: bigint } & PageOptions = {}) =>
-        readPage<Order>(http, { method: 'GET', path: 'store/orders', query: pageQuery(query), repeat: 'safe', options: query }) as Promise<
+        page<Order>(http, { method: 'GET', path: 'store/orders', query: pageQuery(query), repeat: 'safe', options: query }) as Promise<
           Page<Order>
         >,
     },
@@ -156,13 +156,13 @@ export function createClient(options: ClientOptions) {
           options: query,
         }),
       page: (query: { after?: bigint; petId?: bigint } & PageOptions = {}) =>
-        readPage<InventoryChange>(http, {
+        page<InventoryChange>(http, {
           method: 'GET',
           path: 'inventory/changes',
           query: changesQuery(query),
           repeat: 'safe',
           options: query,
-        }) as Promise<Page<InventoryChange>>,
+        }),
       /**
        * Every row committed after `after` (default: from now on), live, for as long as it is iterated or
        * until `signal` aborts. Reconnects after a drop from the last seq it yielded: none missed, none twice.

@@ -4,11 +4,17 @@ import type { Call, Transport } from './transport.js'
 import type { Page } from './types.js'
 
 /** One page: its items and the `after` of the page after it. */
-export async function readPage<T>(transport: Transport, call: Call): Promise<Page<T> & { link: URL | undefined }> {
+async function readPage<T>(transport: Transport, call: Call): Promise<Page<T> & { link: URL | undefined }> {
   const answer = await transport.json<T[]>(call)
   const link = nextLink(answer.headers, transport.base)
   const after = link?.searchParams.get('after')
   return { items: answer.body, next: after === null || after === undefined ? undefined : BigInt(after), link }
+}
+
+/** One page, as the client's `page` methods answer it. */
+export async function page<T>(transport: Transport, call: Call): Promise<Page<T>> {
+  const { items, next } = await readPage<T>(transport, call)
+  return { items, next }
 }
 
 /** Every item of a listing, a page at a time, following the Links. */

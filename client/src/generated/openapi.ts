@@ -341,7 +341,7 @@ export interface components {
              * @default adjustment
              * @enum {string}
              */
-            reason: "adjustment" | "arrival" | "return" | "count";
+            reason?: "adjustment" | "arrival" | "return" | "count";
             /** @description Free text recorded on the ledger row as given, up to 500 characters (Unicode code points: an emoji outside the Basic Multilingual Plane counts as one). NUL (U+0000) and unpaired surrogates are refused. Omit it for no note. */
             note?: string;
         };

@@ -3,7 +3,7 @@
 // constant time by Web Crypto, and a timestamp within a tolerance, so a captured message cannot be
 // replayed later.
 import { WebhookVerificationError } from './errors.js'
-import { parseExact } from './json.js'
+import { parseExact, supportsExactJson } from './json.js'
 import type { InventoryChange } from './types.js'
 
 /** A verified message: `data` is the ledger row, int64s exact. */
@@ -28,7 +28,9 @@ export interface VerifyOptions {
 /**
  * Checks the message's signature and timestamp and returns it parsed, or rejects with a
  * WebhookVerificationError. Pass the body exactly as received (the raw bytes or text, not a
- * re-serialized object).
+ * re-serialized object). Headers may be a fetch `Headers` or a record such as node:http's
+ * `req.headers` (names in any case; repeated `webhook-signature` values are all tried). Rejects with a
+ * plain Error on a runtime that cannot read int64s exactly (no JSON.parse source text access).
  */
 export async function verifyWebhook(
   secret: string,
@@ -36,17 +38,25 @@ export async function verifyWebhook(
   body: string | Uint8Array,
   options: VerifyOptions = {},
 ): Promise<WebhookMessage> {
-  const id = header(headers, 'webhook-id')
-  const timestamp = header(headers, 'webhook-timestamp')
-  const signatures = header(headers, 'webhook-signature')
+  // Without JSON.parse's source text, int64s would come out rounded, typed as bigints: refuse instead.
+  if (!supportsExactJson()) {
+    throw new Error(
+      'petstore-client needs JSON.parse source text access and JSON.rawJSON (Node.js 22+, current browsers) to read int64s exactly',
+    )
+  }
+  const id = single(headers, 'webhook-id')
+  const timestamp = single(headers, 'webhook-timestamp')
+  // Several signatures (a secret being rotated) come space-separated, or as repeated headers.
+  const signatures = values(headers, 'webhook-signature')?.join(' ')
   if (id === undefined || timestamp === undefined || signatures === undefined) {
-    throw new WebhookVerificationError('Missing webhook-id, webhook-timestamp or webhook-signature')
+    throw new WebhookVerificationError('Missing webhook-id, webhook-timestamp or webhook-signature (or one given twice, differently)')
   }
   if (!/^\d{1,15}$/.test(timestamp)) throw new WebhookVerificationError('webhook-timestamp is not a number of seconds')
   const seconds = Number(timestamp)
   const now = (options.now ?? new Date()).getTime() / 1000
   const tolerance = options.toleranceSeconds ?? 300
-  if (Math.abs(now - seconds) > tolerance) throw new WebhookVerificationError(`webhook-timestamp is more than ${tolerance} s from now`)
+  // Written so that a NaN (an invalid `now` or tolerance) rejects rather than lets any timestamp through.
+  if (!(Math.abs(now - seconds) <= tolerance)) throw new WebhookVerificationError(`webhook-timestamp is more than ${tolerance} s from now`)
 
   const key = await crypto.subtle.importKey('raw', secretBytes(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify'])
   const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body
@@ -75,10 +85,24 @@ export async function verifyWebhook(
   return { id, timestamp: new Date(seconds * 1000), type: 'inventory.changed', data: message.data as InventoryChange }
 }
 
-function header(headers: WebhookHeaders, name: string): string | undefined {
-  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined
-  const value = (headers as Record<string, string | string[] | undefined>)[name]
-  return Array.isArray(value) ? value[0] : value
+/** A header's values, its name in any case; undefined when absent or empty. */
+function values(headers: WebhookHeaders, name: string): string[] | undefined {
+  let found: string | string[] | null | undefined
+  if (typeof (headers as Headers).get === 'function') found = (headers as Headers).get(name)
+  else {
+    const record = headers as Record<string, string | string[] | undefined>
+    found = record[name]
+    // Node's http module gives lower-case names; other frameworks and hand-made records may not.
+    if (found === undefined) for (const key of Object.keys(record)) if (key.toLowerCase() === name) found = record[key]
+  }
+  const list = (Array.isArray(found) ? found : [found]).filter((v): v is string => typeof v === 'string' && v.trim() !== '')
+  return list.length === 0 ? undefined : list.map((v) => v.trim())
+}
+
+/** A header that must have one value: undefined when absent, empty, or given twice with different values. */
+function single(headers: WebhookHeaders, name: string): string | undefined {
+  const list = values(headers, name)
+  return list?.every((v) => v === list[0]) ? list[0] : undefined
 }
 
 function secretBytes(secret: string): Uint8Array<ArrayBuffer> {

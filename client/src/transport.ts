@@ -8,7 +8,7 @@ export interface ClientOptions {
   baseUrl: string
   /** The API key, or a function that gives it (asked on every request, so a page can sign out). */
   token: string | (() => string)
-  /** How long one attempt may wait for its answer's headers, in ms (default 30,000). */
+  /** How long one attempt may take, to the last byte of its answer (the stream: to its headers), in ms (default 30,000). */
   timeoutMs?: number
   /** Attempts after the first, for 429, 503 and, where repeating is harmless, a lost answer (default 2). */
   maxRetries?: number

@@ -367,10 +367,11 @@ export async function use(signal: AbortSignal): Promise<bigint> {
     assert.match(errors[4]!.text, /Type '"not_fund"' is not comparable to type '.*"not_found".*'/)
   })
 
-  test('When client/README.md’s TypeScript examples are checked against the installed package, then they compile', async () => {
-    const readme = readFileSync(join(CLIENT, 'README.md'), 'utf8')
-    const blocks = [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]!)
-    assert.ok(blocks.length >= 8, `the README's ts blocks (${blocks.length})`)
+  test('When the TypeScript examples of client/README.md and README.md are checked against the installed package, then they compile', async () => {
+    const blocks = [join(CLIENT, 'README.md'), join(ROOT, 'README.md')].flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]!),
+    )
+    assert.ok(blocks.length >= 9, `the READMEs' ts blocks (${blocks.length})`)
     const names = blocks.map((block, n) => {
       const name = `readme-${n + 1}.ts`
       // A block that does not make its own client uses the quick start's `api`.

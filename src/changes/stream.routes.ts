@@ -7,6 +7,7 @@ import { CURSOR_EXPIRED_RESPONSE, errorResponses } from '../http/error.schema.js
 import type { Lifecycle } from '../http/lifecycle.js'
 import { documentRateLimits } from '../http/rate-limit.js'
 import { requires } from '../http/scopes.js'
+import { BIG_PET_ID, Int64Schema } from '../inventory/inventory.schema.js'
 import { parseInt64 } from '../int64.js'
 import type { LedgerReads } from '../storage/ports.js'
 import { type ChangeStream, STREAM_BUFFER_BYTES } from './change-stream.js'
@@ -25,15 +26,12 @@ const preamble = (start: bigint) => Buffer.from(`retry: ${RETRY_MS}\nid: ${start
 const StreamQuerySchema = Type.Object(
   {
     after: Type.Optional(
-      Type.Unsafe<bigint>({
-        type: 'integer',
-        format: 'int64',
-        minimum: 0,
-        description:
-          'Start after this seq (the last one you saw). Last-Event-ID, when sent, takes its place. Without either: at the current end.',
-      }),
+      Int64Schema(
+        'Start after this seq (the last one you saw), from 0. Last-Event-ID, when sent, takes its place. Without either: at the current end.',
+        { minimum: 0, examples: [1043n] },
+      ),
     ),
-    petId: Type.Optional(Type.Unsafe<bigint>({ type: 'integer', format: 'int64', description: "Only this pet's changes." })),
+    petId: Type.Optional(Int64Schema("Only this pet's changes.", { examples: [BIG_PET_ID] })),
   },
   { additionalProperties: false },
 )
@@ -76,9 +74,13 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
           'Authorization header): read it with fetch and a ReadableStream (docs/api.md shows how). Keys never go in URLs.',
         tags: ['inventory'],
         querystring: StreamQuerySchema,
+        // Canonical case, as the document shows it; validated by its lower-case name (plugins/validation.ts).
         headers: Type.Object({
-          'last-event-id': Type.Optional(
-            Type.String({ description: 'The id (seq) of the last event received: the stream resumes after it.' }),
+          'Last-Event-ID': Type.Optional(
+            Type.String({
+              description: 'The id (seq) of the last event received: the stream resumes after it. Empty: none.',
+              examples: ['1043'],
+            }),
           ),
         }),
         response: {

@@ -25,6 +25,8 @@ export function sendError(
   options: { tokenSent?: boolean; scope?: string | undefined } = {},
 ) {
   const status = ERROR_CODES[code]
+  // The request-ids hook sets it on every routed request; a URL the router refused (400, 414) never met that hook.
+  if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', reply.request.id)
   if (code === 'unauthorized') reply.header('www-authenticate', bearerChallenge(options.tokenSent ?? false))
   if (code === 'insufficient_scope' && options.scope) reply.header('www-authenticate', insufficientScopeChallenge(options.scope))
   return (

@@ -58,6 +58,12 @@ export const RETRY_AFTER_HEADER = {
 }
 
 /**
+ * Statuses answered before authentication counts the request, so without RateLimit headers: by the
+ * HTTP server (408, 431), the router (414) or the 405 routes.
+ */
+const UNCOUNTED_STATUSES = new Set(['405', '408', '414', '431'])
+
+/**
  * Declares, on every response of every operation registered in `scope` (the authenticated API),
  * the RateLimit headers it carries while rate limits are on (the default), and the 429 response.
  */
@@ -67,6 +73,7 @@ export function documentRateLimits(scope: FastifyInstance) {
     if (!responses) return
     responses['429'] ??= errorResponses(429)[429] as { headers?: object }
     for (const [status, response] of Object.entries(responses)) {
+      if (UNCOUNTED_STATUSES.has(status)) continue
       const own = status === '429' ? RETRY_AFTER_HEADER : {}
       responses[status] = { ...response, headers: { ...response.headers, ...own, ...RATE_LIMIT_HEADERS } }
     }

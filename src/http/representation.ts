@@ -13,20 +13,27 @@ export const ETAG_HEADER = {
   }),
 }
 
+/** An entity tag as the service writes them (22 base64url characters of SHA-256, quoted). */
+const ETAG_EXAMPLE = '"hMuo0Y5d3AzHkSPs2LEq2g"'
+
+// Header names in their canonical case, as the document shows them; validated by their lower-case names (plugins/validation.ts).
+
 /** The optional conditional-request header of the GETs. */
 export const IfNoneMatchHeaders = Type.Object({
-  'if-none-match': Type.Optional(
+  'If-None-Match': Type.Optional(
     Type.String({
       description:
         'Entity tags from earlier responses (a list, weak or strong, or `*`). When one matches the current representation, the answer is 304 with no body.',
+      examples: [ETAG_EXAMPLE],
     }),
   ),
 })
 
 /** The optional (or, with REQUIRE_IF_MATCH, required) precondition of an update. */
 export const IfMatchHeaders = Type.Object({
-  'if-match': Type.Optional(
+  'If-Match': Type.Optional(
     Type.String({
+      examples: [ETAG_EXAMPLE],
       description:
         'The ETag of the entry as the client last read it (or `*`). The update applies only if the entry still has it, ' +
         'checked in the same transaction as the write; otherwise 412 and nothing changes. Compared strongly: a weak tag never matches. ' +

@@ -7,20 +7,22 @@ import { sendJsonText } from '../http/json-reply.js'
 import { NEXT_LINK_HEADER, PageLimitSchema, nextLink } from '../http/paging.js'
 import { documentRateLimits } from '../http/rate-limit.js'
 import { changeJson } from './inventory.json.js'
+import { BIG_PET_ID, Int64Schema } from './inventory.schema.js'
 import type { InventoryService } from './inventory.service.js'
 import { requires } from '../http/scopes.js'
 
 const ChangesQuerySchema = Type.Object(
   {
-    after: Type.Unsafe<bigint>({
-      type: 'integer',
-      format: 'int64',
-      minimum: 0,
-      default: 0,
-      description: 'Return changes with a seq above this one (default 0: from the start). Pass the last seq you saw.',
-    }),
-    limit: PageLimitSchema,
-    petId: Type.Optional(Type.Unsafe<bigint>({ type: 'integer', format: 'int64', description: "Only this pet's changes." })),
+    // Optional with a default: a client may leave them out, and the validator fills them in.
+    after: Type.Optional(
+      Int64Schema('Return changes with a seq above this one, from 0 (default 0: from the start). Pass the last seq you saw.', {
+        minimum: 0,
+        default: 0,
+        examples: [1043n],
+      }),
+    ),
+    limit: Type.Optional(PageLimitSchema),
+    petId: Type.Optional(Int64Schema("Only this pet's changes.", { examples: [BIG_PET_ID] })),
   },
   { additionalProperties: false },
 )

@@ -18,10 +18,38 @@ export const PetStatusSchema = Type.Unsafe<PetStatus>({
   description: 'Sales status of an inventory entry.',
 })
 
-/** Exact int64 everywhere: the JSON number is emitted digit for digit, and parsed to a bigint on input. */
-export const Int64Schema = (description: string) => Type.Unsafe<bigint>({ type: 'integer', format: 'int64', description })
+/**
+ * Said on every int64 of the document: generators map `format: int64` to a double unless told
+ * otherwise, and no vendor extension tells them (see docs/api.md, "Exact 64-bit integers").
+ */
+export const INT64_NOTE =
+  "An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it)."
 
-export const PetIdSchema = Int64Schema('Identifier of the pet (a signed 64-bit integer, exact over the whole range).')
+/** A pet id above 2^53 (2^53 + 1, which a double rounds to 2^53): the examples show that ids are exact. */
+export const BIG_PET_ID = 9007199254740993n
+
+interface Int64Options {
+  minimum?: number
+  default?: number
+  /** bigint, so that the document writes them digit for digit (see http/openapi-document.ts). */
+  examples?: bigint[]
+}
+
+/** Exact int64 everywhere: the JSON number is emitted digit for digit, and parsed to a bigint on input. */
+export const Int64Schema = (description: string, options: Int64Options = {}) =>
+  Type.Unsafe<bigint>({ type: 'integer', format: 'int64', ...options, description: `${description} ${INT64_NOTE}` })
+
+/**
+ * An id the service numbers from 1 in a 32-bit column today (API keys, webhook subscriptions),
+ * documented as an int64 like every other id, so that clients read all ids alike and a wider column
+ * later breaks none of them. Its handlers produce numbers, hence Type.Integer.
+ */
+export const Int64IdSchema = (description: string) =>
+  Type.Integer({ format: 'int64', minimum: 1, description: `${description} ${INT64_NOTE}` })
+
+export const PetIdSchema = Int64Schema('Identifier of the pet (a signed 64-bit integer, exact over the whole range).', {
+  examples: [BIG_PET_ID],
+})
 
 export const QuantitySchema = Type.Integer({
   minimum: 0,
@@ -35,7 +63,12 @@ export const InventoryItemSchema = Type.Object(
     quantity: QuantitySchema,
     status: Type.Ref('PetStatus'),
   },
-  { $id: 'InventoryItem', additionalProperties: false, description: 'The stock level of one pet.' },
+  {
+    $id: 'InventoryItem',
+    additionalProperties: false,
+    description: 'The stock level of one pet.',
+    examples: [{ petId: BIG_PET_ID, quantity: 12, status: 'available' }],
+  },
 )
 
 /**
@@ -74,12 +107,13 @@ export const InventoryUpdateSchema = Type.Object(
     $id: 'InventoryUpdate',
     additionalProperties: false,
     description: 'The new stock count, and why. Unknown fields are rejected.',
+    examples: [{ quantity: 20, reason: 'arrival', note: 'Delivery 2026-11-26, pallet 3' }, { quantity: 7 }],
   },
 )
 export type InventoryUpdate = Static<typeof InventoryUpdateSchema>
 
 export const PetIdParamsSchema = Type.Object({
-  petId: Int64Schema('The pet: a decimal int64 in canonical form (no leading zeros, no exponent).'),
+  petId: Int64Schema('The pet: a decimal int64 in canonical form (no leading zeros, no exponent).', { examples: [BIG_PET_ID] }),
 })
 
 /**
@@ -99,13 +133,11 @@ export const InventoryListQuerySchema = Type.Object(
       }),
     ),
     after: Type.Optional(
-      Type.Unsafe<bigint>({
-        type: 'integer',
-        format: 'int64',
-        description:
-          'Page through the list: entries with a petId above this one (a canonical decimal int64). ' +
+      Int64Schema(
+        'Page through the list: entries with a petId above this one (a canonical decimal int64, negative ones included). ' +
           'The next page continues after the last petId of this one. Without it, a paged request starts at the smallest petId.',
-      }),
+        { examples: [BIG_PET_ID] },
+      ),
     ),
     status: Type.Optional(
       Type.Unsafe<PetStatus>({
@@ -139,24 +171,18 @@ const nullable = <T extends TSchema>(schema: T, description: string) => Type.Uni
 
 export const InventoryChangeSchema = Type.Object(
   {
-    seq: Type.Unsafe<bigint>({
-      type: 'integer',
-      format: 'int64',
-      description:
-        'Position in the ledger: increases with every change, in commit order, across all instances. ' +
+    seq: Int64Schema(
+      'Position in the ledger: increases with every change, in commit order, across all instances. ' +
         'A reader that asks for `after=<the last seq it saw>` never misses or repeats a change.',
-    }),
+    ),
     petId: PetIdSchema,
     previousQuantity: nullable(QuantitySchema, 'The quantity before the change; null when the change created the entry.'),
     quantity: QuantitySchema,
     reason: Type.Ref('ChangeReason'),
     note: nullable(Type.String(), 'The note updateInventory was given, exactly; null when it gave none, and for every other reason.'),
-    orderId: nullable(
-      Type.Unsafe<bigint>({ type: 'integer', format: 'int64' }),
-      'The order, for reasons `order` and `cancellation`; otherwise null.',
-    ),
+    orderId: nullable(Int64Schema('The order.'), 'The order, for reasons `order` and `cancellation`; otherwise null.'),
     keyId: nullable(
-      Type.Integer({ format: 'int64' }),
+      Int64IdSchema('The API key.'),
       'The id of the API key that made the change (as `petstore keys list` shows it); null for the CLI.',
     ),
     requestId: nullable(Type.String(), "The request's id (its X-Request-Id response header); null for the CLI."),
@@ -166,5 +192,31 @@ export const InventoryChangeSchema = Type.Object(
     $id: 'InventoryChange',
     additionalProperties: false,
     description: 'One row of the ledger: every change to a quantity has exactly one, written in the same transaction.',
+    examples: [
+      {
+        seq: 1043n,
+        petId: BIG_PET_ID,
+        previousQuantity: 12,
+        quantity: 20,
+        reason: 'arrival',
+        note: 'Delivery 2026-11-26, pallet 3',
+        orderId: null,
+        keyId: 2,
+        requestId: '0b9c2f5e-4d1a-4c8e-9f3b-7a6d5e4c3b2a',
+        at: '2026-11-26T12:00:00.000Z',
+      },
+      {
+        seq: 1044n,
+        petId: BIG_PET_ID,
+        previousQuantity: 20,
+        quantity: 18,
+        reason: 'order',
+        note: null,
+        orderId: 48213n,
+        keyId: 3,
+        requestId: 'checkout-7f3a9c',
+        at: '2026-11-26T12:00:05.250Z',
+      },
+    ],
   },
 )

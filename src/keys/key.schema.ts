@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import { SCOPES } from '../domain.js'
-import { Int64Schema } from '../inventory/inventory.schema.js'
+import { Int64IdSchema, Int64Schema } from '../inventory/inventory.schema.js'
 import { KEY_NAME_PATTERN, KEY_PATTERN } from './api-key.js'
 
 export const ScopeSchema = Type.Unsafe<(typeof SCOPES)[number]>({
@@ -14,8 +14,7 @@ export const ScopeSchema = Type.Unsafe<(typeof SCOPES)[number]>({
 })
 
 const keyFields = {
-  // int64 in the document (ids are 64-bit across the API) though keys are numbered from 1 in a 32-bit column today.
-  id: Type.Integer({ format: 'int64', minimum: 1, description: 'The key’s id.' }),
+  id: Int64IdSchema('The key’s id.'),
   name: Type.String({ description: 'The key’s name, unique among active keys.' }),
   scopes: Type.Array(Type.Ref('Scope'), { minItems: 1, description: 'Its scopes, always named (never a wildcard), in a fixed order.' }),
   createdAt: Type.String({ format: 'date-time', description: 'When it was created (RFC 3339, UTC).' }),
@@ -24,10 +23,19 @@ const keyFields = {
   }),
 }
 
+const KEY_EXAMPLE = {
+  id: 3,
+  name: 'warehouse-sync',
+  scopes: ['inventory:read', 'inventory:write'],
+  createdAt: '2026-11-20T09:30:00.000Z',
+  lastUsedAt: '2026-11-26T12:00:00.000Z',
+}
+
 export const ApiKeySchema = Type.Object(keyFields, {
   $id: 'ApiKey',
   additionalProperties: false,
   description: 'An active API key. Never its secret, nor the hash the service keeps of it.',
+  examples: [KEY_EXAMPLE],
 })
 
 export const NewApiKeySchema = Type.Object(
@@ -38,7 +46,13 @@ export const NewApiKeySchema = Type.Object(
       description: 'The secret, to send as `Authorization: Bearer <token>`. Shown in this answer only: store it now.',
     }),
   },
-  { $id: 'NewApiKey', additionalProperties: false, description: 'A key just created, with its token.' },
+  {
+    $id: 'NewApiKey',
+    additionalProperties: false,
+    description: 'A key just created, with its token.',
+    // A made-up token of the right shape: no key has it.
+    examples: [{ ...KEY_EXAMPLE, lastUsedAt: null, token: 'psk_Xq3v9bT0kLmN2pR7sW1yZ4aC6dE8fG0hJ2kL4mN6pQ8' }],
+  },
 )
 
 export const ApiKeyCreateSchema = Type.Object(
@@ -53,7 +67,14 @@ export const ApiKeyCreateSchema = Type.Object(
       description: 'The scopes to grant: at least one, each once. Grant only what the client needs.',
     }),
   },
-  { $id: 'ApiKeyCreate', additionalProperties: false, description: 'A key to create.' },
+  {
+    $id: 'ApiKeyCreate',
+    additionalProperties: false,
+    description: 'A key to create.',
+    examples: [{ name: 'warehouse-sync', scopes: ['inventory:read', 'inventory:write'] }],
+  },
 )
 
-export const KeyIdParamsSchema = Type.Object({ id: Int64Schema('The key’s id: a decimal integer in canonical form.') })
+export const KeyIdParamsSchema = Type.Object({
+  id: Int64Schema('The key’s id: a decimal integer in canonical form (keys are numbered up to 2147483647).', { examples: [3n] }),
+})

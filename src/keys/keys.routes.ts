@@ -63,7 +63,8 @@ const routes: FastifyPluginAsyncTypebox<KeysRoutesOptions> = async (app, { keys 
             description: 'The key, with its token.',
             headers: { Location: Type.String({ description: "The key's URL, path-absolute: `/v1/keys/{id}`." }) },
           }),
-          ...errorResponses(400, 401, 403, 409, 413, 415, 500, 503),
+          ...errorResponses(400, 401, 403, 413, 415, 500, 503),
+          409: Type.Ref('Error', { description: 'An active key has this name already (code `key_name_taken`); nothing was created.' }),
         },
       },
     },
@@ -97,6 +98,7 @@ const routes: FastifyPluginAsyncTypebox<KeysRoutesOptions> = async (app, { keys 
         operationId: 'getKey',
         security: requires('admin'),
         summary: 'Get an active API key',
+        description: 'One active key, with its scopes; never its secret. A revoked key, or an id that names no key, is 404.',
         tags: ['keys'],
         params: KeyIdParamsSchema,
         response: {

@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import { MAX_QUANTITY, ORDER_STATUSES, ORDER_TRANSITIONS, type OrderStatus } from '../domain.js'
-import { PetIdSchema } from '../inventory/inventory.schema.js'
+import { BIG_PET_ID, Int64Schema, PetIdSchema } from '../inventory/inventory.schema.js'
 
 const transitions = ORDER_STATUSES.filter((s) => ORDER_TRANSITIONS[s].length > 0)
   .map((s) => `${s} → ${ORDER_TRANSITIONS[s].join(' or ')}`)
@@ -13,7 +13,8 @@ export const OrderStatusSchema = Type.Unsafe<OrderStatus>({
   description: `The status of an order. Transitions: ${transitions}; delivered and cancelled are final.`,
 })
 
-const OrderIdSchema = Type.Unsafe<bigint>({ type: 'integer', format: 'int64', description: 'Identifier of the order.' })
+const ORDER_ID_EXAMPLE = 48213n
+const OrderIdSchema = Int64Schema('Identifier of the order.', { examples: [ORDER_ID_EXAMPLE] })
 const OrderQuantitySchema = Type.Integer({ minimum: 1, maximum: MAX_QUANTITY, description: `Units of the pet, from 1 to ${MAX_QUANTITY}.` })
 
 export const OrderSchema = Type.Object(
@@ -29,21 +30,36 @@ export const OrderSchema = Type.Object(
     $id: 'Order',
     additionalProperties: false,
     description: 'An order for a quantity of one pet. While placed or approved it holds that quantity out of stock; cancelling returns it.',
+    examples: [
+      {
+        id: ORDER_ID_EXAMPLE,
+        petId: BIG_PET_ID,
+        quantity: 2,
+        status: 'placed',
+        placedAt: '2026-11-26T12:00:05.250Z',
+        updatedAt: '2026-11-26T12:00:05.250Z',
+      },
+    ],
   },
 )
 
 export const OrderCreateSchema = Type.Object(
   { petId: PetIdSchema, quantity: OrderQuantitySchema },
-  { $id: 'OrderCreate', additionalProperties: false, description: 'The pet and how many units to reserve. Unknown fields are rejected.' },
+  {
+    $id: 'OrderCreate',
+    additionalProperties: false,
+    description: 'The pet and how many units to reserve. Unknown fields are rejected.',
+    examples: [{ petId: BIG_PET_ID, quantity: 2 }],
+  },
 )
 
 export const OrderUpdateSchema = Type.Object(
   { status: Type.Ref('OrderStatus') },
-  { $id: 'OrderUpdate', additionalProperties: false, description: 'The status to move the order to.' },
+  { $id: 'OrderUpdate', additionalProperties: false, description: 'The status to move the order to.', examples: [{ status: 'approved' }] },
 )
 
 export const OrderIdParamsSchema = Type.Object({
-  orderId: Type.Unsafe<bigint>({ type: 'integer', format: 'int64', description: 'The order: a decimal int64 in canonical form.' }),
+  orderId: Int64Schema('The order: a decimal int64 in canonical form.', { examples: [ORDER_ID_EXAMPLE] }),
 })
 
 /** Idempotency-Key: printable ASCII, as a client generates it (a UUID, typically). */

@@ -11,6 +11,7 @@ import { NEXT_LINK_HEADER, PageLimitSchema, page } from '../http/paging.js'
 import { requestActor } from '../http/plugins/auth.js'
 import { documentRateLimits } from '../http/rate-limit.js'
 import { orderJson } from './order.json.js'
+import { Int64Schema } from '../inventory/inventory.schema.js'
 import { IDEMPOTENCY_KEY, OrderIdParamsSchema } from './order.schema.js'
 import type { OrdersService } from './orders.service.js'
 import { requires } from '../http/scopes.js'
@@ -19,10 +20,12 @@ const ORDERS_PATH = `${API_PREFIX}/store/orders`
 
 const conflict = (description: string) => ({ 409: Type.Ref('Error', { description }) })
 
+// Header names in their canonical case, as the document shows them; validated by their lower-case names (plugins/validation.ts).
 const PlaceHeadersSchema = Type.Object({
-  'idempotency-key': Type.Optional(
+  'Idempotency-Key': Type.Optional(
     Type.String({
       pattern: IDEMPOTENCY_KEY.source,
+      examples: ['5f0c6d1e-8a4b-4c2d-9e7f-1a2b3c4d5e6f'],
       description:
         'Makes a retry safe: 1 to 255 printable ASCII characters (a UUID, say), scoped to the API key and kept at least 24 hours. ' +
         'A request with the same key and the same body gets the first answer again (status, body and Location, errors included) ' +
@@ -36,14 +39,15 @@ const ListQuerySchema = Type.Object(
     status: Type.Optional(
       Type.Unsafe<OrderStatus>({ type: 'string', enum: [...ORDER_STATUSES], description: 'Only orders with this status.' }),
     ),
-    limit: PageLimitSchema,
-    after: Type.Unsafe<bigint>({
-      type: 'integer',
-      format: 'int64',
-      default: 0,
-      description:
-        'Return orders with an id above this one (default 0: from the first). The next page continues after the last id of this one.',
-    }),
+    // Optional with a default: a client may leave them out, and the validator fills them in.
+    limit: Type.Optional(PageLimitSchema),
+    // Order ids start at 1: a negative cursor is a client's mistake, refused like the feed's.
+    after: Type.Optional(
+      Int64Schema(
+        'Return orders with an id above this one, from 0 (default 0: from the first). The next page continues after the last id of this one.',
+        { minimum: 0, default: 0, examples: [48213n] },
+      ),
+    ),
   },
   { additionalProperties: false },
 )
@@ -137,6 +141,8 @@ const routes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = async (app, { ord
         operationId: 'getOrder',
         security: requires('orders:read'),
         summary: 'Get one order',
+        description:
+          'One order, with its current status; every key that may read orders sees every order. An id that names no order is 404.',
         tags: ['store'],
         params: OrderIdParamsSchema,
         response: { 200: Type.Ref('Order', { description: 'The order.' }), ...errorResponses(400, 401, 403, 404, 414, 500, 503) },

@@ -61,8 +61,9 @@ const routes: FastifyPluginAsyncTypebox<PetsRoutesOptions> = async (app, { pets,
         params: PetIdParamsSchema,
         response: withDeprecationHeaders({
           200: Type.Ref('Pet', { description: 'The pet.' }),
-          // 429 is declared here, not only by documentRateLimits, so that it lists the deprecation headers too.
-          ...errorResponses(400, 401, 403, 404, 410, 414, 429, 500, 503),
+          // 429 and 405 are declared here, not only by documentRateLimits and for every operation (openapi-document.ts),
+          // so that they list the deprecation headers too: the 405s of this path carry them (plugins/deprecation.ts).
+          ...errorResponses(400, 401, 403, 404, 405, 410, 414, 429, 500, 503),
         }),
       },
     },

@@ -1,16 +1,22 @@
 import { Type } from 'typebox'
 import { WEBHOOK_LIMITS } from '../domain.js'
-import { Int64Schema } from '../inventory/inventory.schema.js'
+import { Int64IdSchema, Int64Schema } from '../inventory/inventory.schema.js'
 
 const time = (description: string) => Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description })
 const text = (description: string) => Type.Union([Type.String(), Type.Null()], { description })
 
 const subscriptionFields = {
-  // int64 in the document like every id of the API, though numbered in a 32-bit column today.
-  id: Type.Integer({ format: 'int64', minimum: 1, description: 'The subscription’s id.' }),
+  id: Int64IdSchema('The subscription’s id.'),
   url: Type.String({ description: 'Where its messages are POSTed.' }),
   description: text('What it is for; null when none was given.'),
   createdAt: Type.String({ format: 'date-time', description: 'When it was created (RFC 3339, UTC).' }),
+}
+
+const SUBSCRIPTION_EXAMPLE = {
+  id: 5,
+  url: 'https://hooks.example.com/petstore',
+  description: 'Stock changes for the storefront cache',
+  createdAt: '2026-11-20T09:35:00.000Z',
 }
 
 export const WebhookSchema = Type.Object(
@@ -23,11 +29,9 @@ export const WebhookSchema = Type.Object(
         '`active`: delivering; `failing`: a message is being retried along the schedule; `disabled`: the schedule ran out ' +
         '(enableWebhook resumes it from its cursor).',
     }),
-    deliveredThrough: Type.Unsafe<bigint>({
-      type: 'integer',
-      format: 'int64',
-      description: 'The cursor: every ledger row up to this seq was delivered (answered 2xx), or predates the subscription.',
-    }),
+    deliveredThrough: Int64Schema(
+      'The cursor: every ledger row up to this seq was delivered (answered 2xx), or predates the subscription.',
+    ),
     lastSuccessAt: time('When a message was last answered 2xx; null when never.'),
     failingSince: time('When the message now being retried first failed; null while deliveries succeed.'),
     failedAttempts: Type.Integer({ minimum: 0, description: 'Failed attempts of the message now being retried.' }),
@@ -40,6 +44,20 @@ export const WebhookSchema = Type.Object(
     $id: 'Webhook',
     additionalProperties: false,
     description: 'A webhook subscription and where its delivery stands. Never its secret.',
+    examples: [
+      {
+        ...SUBSCRIPTION_EXAMPLE,
+        state: 'failing',
+        deliveredThrough: 1043n,
+        lastSuccessAt: '2026-11-26T11:58:00.000Z',
+        failingSince: '2026-11-26T12:00:01.000Z',
+        failedAttempts: 2,
+        nextAttemptAt: '2026-11-26T12:05:06.000Z',
+        lastError: 'HTTP 503',
+        disabledAt: null,
+        disabledReason: null,
+      },
+    ],
   },
 )
 
@@ -53,7 +71,13 @@ export const NewWebhookSchema = Type.Object(
         'Shown in this answer only: store it now.',
     }),
   },
-  { $id: 'NewWebhook', additionalProperties: false, description: 'A subscription just created, with its secret.' },
+  {
+    $id: 'NewWebhook',
+    additionalProperties: false,
+    description: 'A subscription just created, with its secret.',
+    // A made-up secret of the right shape: no subscription has it.
+    examples: [{ ...SUBSCRIPTION_EXAMPLE, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }],
+  },
 )
 
 export const WebhookCreateSchema = Type.Object(
@@ -67,7 +91,14 @@ export const WebhookCreateSchema = Type.Object(
     }),
     description: Type.Optional(Type.String({ maxLength: WEBHOOK_LIMITS.descriptionLength, description: 'What it is for.' })),
   },
-  { $id: 'WebhookCreate', additionalProperties: false, description: 'A webhook subscription to create.' },
+  {
+    $id: 'WebhookCreate',
+    additionalProperties: false,
+    description: 'A webhook subscription to create.',
+    examples: [{ url: 'https://hooks.example.com/petstore', description: 'Stock changes for the storefront cache' }],
+  },
 )
 
-export const WebhookIdParamsSchema = Type.Object({ id: Int64Schema('The subscription’s id: a decimal integer in canonical form.') })
+export const WebhookIdParamsSchema = Type.Object({
+  id: Int64Schema('The subscription’s id: a decimal integer in canonical form.', { examples: [5n] }),
+})

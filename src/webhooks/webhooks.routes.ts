@@ -89,6 +89,7 @@ const routes: FastifyPluginAsyncTypebox<WebhooksRoutesOptions> = async (app, { w
         operationId: 'getWebhook',
         security: requires('admin'),
         summary: 'Get a webhook subscription',
+        description: 'One subscription, with where its delivery stands (state, cursor, failures); never its secret.',
         tags: ['webhooks'],
         params: WebhookIdParamsSchema,
         response: {

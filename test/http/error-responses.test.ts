@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3'
 import assert from 'node:assert/strict'
+import { connect } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import pg from 'pg'
 import { ERROR_CODES, codeForStatus, type ErrorCode } from '../../src/errors.js'
@@ -16,7 +17,7 @@ import { TcpProxy } from '../support/tcp-proxy.js'
  * from a third, configured past the pet lookup's sunset. Every response of the deprecated pet lookup
  * must carry its deprecation headers too.
  */
-type Phase = 'healthy' | 'limited' | 'sunset' | 'pruned' | 'unavailable' | 'broken'
+type Phase = 'healthy' | 'limited' | 'sunset' | 'pruned' | 'unavailable' | 'broken' | 'slow'
 interface Trigger {
   phase: Phase
   send: (server: TestServer, token: string) => Promise<Response>
@@ -379,12 +380,56 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
   },
 }
 
+/**
+ * Sends raw bytes, keeping the connection open (a request cut short must not look ended), and reads
+ * the answer until the service closes the connection: for what the HTTP server itself answers.
+ */
+function rawExchange(s: TestServer, raw: string): Promise<Response> {
+  const { hostname, port } = new URL(s.baseUrl)
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname)
+    let out = ''
+    socket.setTimeout(30_000, () => socket.destroy(new Error('no answer within 30 s')))
+    socket.on('data', (d) => (out += d))
+    socket.on('error', reject)
+    socket.on('close', () => {
+      const [head = '', text = ''] = out.split('\r\n\r\n', 2)
+      const [statusLine = '', ...lines] = head.split('\r\n')
+      const headers = new Headers(
+        lines.map((line): [string, string] => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()]),
+      )
+      const isJson = headers.get('content-type')?.startsWith('application/json')
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, text, body: isJson && text ? parseExact(text) : undefined })
+    })
+    socket.write(raw)
+  })
+}
+
+/**
+ * What any operation's request may be answered before a route of the operation runs, each sent on
+ * the operation's own path: a method the path does not serve (405: no path serves PUT), headers over
+ * MAX_HEADER_BYTES (431), and headers that stop coming (408, on the server with a 1 s timeout).
+ */
+for (const [operation, byStatus] of Object.entries(TRIGGERS)) {
+  const [method, template] = operation.split(' ') as [string, string]
+  const path = `/v1${template.replace(/\{[^}]+\}/g, '1')}`
+  byStatus[405] = { phase: 'healthy', send: (s) => s.request('PUT', path) }
+  byStatus[431] = {
+    phase: 'healthy',
+    send: (s) => rawExchange(s, `${method} ${path} HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(20_000)}\r\n\r\n`),
+  }
+  byStatus[408] = { phase: 'slow', send: (s) => rawExchange(s, `${method} ${path} HTTP/1.1\r\nHost: x\r\n`) }
+}
+/** Statuses the HTTP server answers before any route: no route's hooks (deprecation headers) run. */
+const BEFORE_ROUTING = new Set([408, 431])
+
 for (const backend of BACKENDS) {
   describe(`every documented error response, sent for real (${backend.name})`, () => {
     const resources = useResources()
     let server: TestServer
     let limitedServer: TestServer
     let sunsetServer: TestServer
+    let slowServer: TestServer
     let token: string
     let databaseUrl: string
     let proxy: TcpProxy | undefined
@@ -416,6 +461,7 @@ for (const backend of BACKENDS) {
         PET_LOOKUP_DEPRECATED_AT: '2020-01-01T00:00:00Z',
         PET_LOOKUP_SUNSET_AT: '2021-01-01T00:00:00Z',
       })
+      slowServer = await resources.server(databaseUrl, { HEADERS_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '1000' })
       doc = (await server.request('GET', '/v1/openapi.json')).body
       declared = Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>).flatMap(
         ([path, operations]) =>
@@ -436,31 +482,42 @@ for (const backend of BACKENDS) {
       assert.deepEqual(declared.map((d) => `${d.operation} ${d.status}`).sort(), triggers.sort())
     })
 
+    const check = (operation: string, status: number, res: Response) => {
+      const trigger = TRIGGERS[operation]![status]!
+      const where = `${operation} → ${status}`
+      if (operation === 'GET /pets/{petId}' && !BEFORE_ROUTING.has(status)) {
+        assert.match(res.headers.get('deprecation') ?? '', /^@\d+$/, where)
+        assert.match(res.headers.get('sunset') ?? '', /^\w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/, where)
+        assert.match(res.headers.get('link') ?? '', /rel="deprecation", .*rel="sunset"$/, where)
+      }
+      assert.equal(res.status, status, `${where}: ${res.text}`)
+      assert.match(res.headers.get('content-type') ?? '', /^application\/json/, where)
+      assert.deepEqual(Object.keys(res.body).sort(), ['code', 'message', 'status'], where)
+      assert.equal(res.body.status, status, where)
+      assert.equal(res.body.code, trigger.code ?? codeForStatus(status), where)
+      assert.equal(ERROR_CODES[res.body.code as keyof typeof ERROR_CODES], status, where)
+      assert.ok(typeof res.body.message === 'string' && res.body.message.length > 0, where)
+      if (status === 403) {
+        const needed = doc.paths[operation.split(' ')[1]!][operation.split(' ')[0]!.toLowerCase()].security[0].bearerAuth[0]
+        assert.equal(res.headers.get('www-authenticate'), `Bearer error="insufficient_scope", scope="${needed}"`, where)
+      }
+      // The headers the document declares on every error response, or on these.
+      assert.match(res.headers.get('x-request-id') ?? '', /^[\w.:@/+=-]{1,128}$/, where)
+      if (status === 401) assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer realm="petstore"/, where)
+      if (status === 405) assert.match(res.headers.get('allow') ?? '', /^(GET|POST)\b/, where)
+    }
+
     const walk = async (phase: Phase) => {
       const sent = declared.filter((d) => TRIGGERS[d.operation]![d.status]!.phase === phase)
       assert.ok(sent.length > 0)
-      for (const { operation, status } of sent) {
-        const trigger = TRIGGERS[operation]![status]!
-        const target = phase === 'limited' ? limitedServer : phase === 'sunset' ? sunsetServer : server
-        const res = await trigger.send(target, token)
-        const where = `${operation} → ${status}`
-        if (operation === 'GET /pets/{petId}') {
-          assert.match(res.headers.get('deprecation') ?? '', /^@\d+$/, where)
-          assert.match(res.headers.get('sunset') ?? '', /^\w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/, where)
-          assert.match(res.headers.get('link') ?? '', /rel="deprecation", .*rel="sunset"$/, where)
-        }
-        assert.equal(res.status, status, `${where}: ${res.text}`)
-        assert.match(res.headers.get('content-type') ?? '', /^application\/json/, where)
-        assert.deepEqual(Object.keys(res.body).sort(), ['code', 'message', 'status'], where)
-        assert.equal(res.body.status, status, where)
-        assert.equal(res.body.code, trigger.code ?? codeForStatus(status), where)
-        assert.equal(ERROR_CODES[res.body.code as keyof typeof ERROR_CODES], status, where)
-        assert.ok(typeof res.body.message === 'string' && res.body.message.length > 0, where)
-        if (status === 403) {
-          const needed = doc.paths[operation.split(' ')[1]!][operation.split(' ')[0]!.toLowerCase()].security[0].bearerAuth[0]
-          assert.equal(res.headers.get('www-authenticate'), `Bearer error="insufficient_scope", scope="${needed}"`, where)
-        }
+      const target = phase === 'limited' ? limitedServer : phase === 'sunset' ? sunsetServer : phase === 'slow' ? slowServer : server
+      if (phase === 'slow') {
+        // Each waits for the timeout: all at once.
+        const answers = await Promise.all(sent.map(({ operation, status }) => TRIGGERS[operation]![status]!.send(target, token)))
+        for (const [i, { operation, status }] of sent.entries()) check(operation, status, answers[i]!)
+        return
       }
+      for (const { operation, status } of sent) check(operation, status, await TRIGGERS[operation]![status]!.send(target, token))
     }
 
     test('When each declared response is provoked with a healthy database, then it has its status, the Error shape and its code', () =>
@@ -470,6 +527,9 @@ for (const backend of BACKENDS) {
       walk('limited'))
 
     test('When each declared 410 is provoked past a sunset, then it has its status, the Error shape and its code', () => walk('sunset'))
+
+    test('When each declared 408 is provoked by headers that stop coming, then it has its status, the Error shape and its code', () =>
+      walk('slow'))
 
     test('When each declared 410 is provoked past rows removed by retention, then it has its status, the Error shape and its code', async () => {
       // Every row but the newest removed, as LEDGER_RETENTION would: a cursor at 0 is before them.

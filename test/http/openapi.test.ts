@@ -1,3 +1,4 @@
+import { Ajv2020 } from 'ajv/dist/2020.js'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { connect } from 'node:net'
@@ -6,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { ERROR_CODES } from '../../src/errors.js'
+import { INT64_NOTE } from '../../src/inventory/inventory.schema.js'
 import { SqliteStorage } from '../../src/storage/sqlite/sqlite.storage.js'
 import { useAppSuite } from '../support/app.js'
 import { BACKENDS, useSuite, type TestServer } from '../support/helpers.js'
@@ -60,6 +62,52 @@ const SCOPE_OF: Record<string, string | undefined> = {
 }
 const PATHS = Object.keys(OPERATIONS).sort()
 
+/** Every operation of a document, with where it is. */
+function operationsOf(doc: any): { where: string; op: any }[] {
+  return Object.entries<any>(doc.paths).flatMap(([path, ops]) =>
+    Object.entries<any>(ops).map(([method, op]) => ({ where: `${method.toUpperCase()} ${path}`, op })),
+  )
+}
+
+/** A response, its $ref to components.responses followed. */
+const resolve = (doc: any, response: any) => (response.$ref ? doc.components.responses[response.$ref.split('/').pop()] : response)
+
+/** A JSON pointer as a URI fragment (ajv decodes it before reading the pointer). */
+const fragment = (tokens: string[]) => tokens.map((t) => `/${encodeURIComponent(t.replaceAll('~', '~0').replaceAll('/', '~1'))}`).join('')
+
+interface ExampleSite {
+  /** Where the example is, for messages. */
+  at: string
+  /** The pointer of the schema it must be valid against. */
+  schema: string[]
+  value: unknown
+}
+
+/**
+ * Every example in the document: a schema's `examples` (JSON Schema's array), and the `example` or
+ * `examples` (a map of Example Objects) of a parameter, a media type or a header, beside their `schema`.
+ */
+function exampleSites(node: any, at: string[] = []): ExampleSite[] {
+  if (node === null || typeof node !== 'object') return []
+  const sites: ExampleSite[] = []
+  if (Array.isArray(node.examples)) {
+    for (const value of node.examples) sites.push({ at: at.join('/'), schema: at, value })
+  }
+  if (node.schema !== undefined && typeof node.schema === 'object') {
+    if ('example' in node) sites.push({ at: at.join('/'), schema: [...at, 'schema'], value: node.example })
+    if (node.examples && !Array.isArray(node.examples)) {
+      for (const [name, example] of Object.entries<any>(node.examples)) {
+        sites.push({ at: `${at.join('/')} ${name}`, schema: [...at, 'schema'], value: example.value })
+      }
+    }
+  }
+  for (const [key, child] of Object.entries<any>(node)) {
+    if (key === 'examples' || key === 'example') continue
+    sites.push(...exampleSites(child, [...at, key]))
+  }
+  return sites
+}
+
 /** Sends raw bytes and returns the raw HTTP response, for requests fetch() refuses to make. */
 function rawRequest(server: TestServer, raw: string): Promise<string> {
   const { hostname, port } = new URL(server.baseUrl)
@@ -78,9 +126,12 @@ describe('OpenAPI document and docs page (sqlite)', () => {
   const suite = useSuite(sqlite, { env: { PUBLIC_BASE_URL: loadConfig({}).publicBaseUrl } })
   let server: TestServer
   let doc: any
+  /** The document as served, before any parser rounds its numbers. */
+  let docText: string
   before(async () => {
     server = suite.server
-    doc = JSON.parse((await server.request('GET', '/v1/openapi.json')).text)
+    docText = (await server.request('GET', '/v1/openapi.json')).text
+    doc = JSON.parse(docText)
   })
 
   test('When the document is fetched without a key or with a bad one, then it is served as OpenAPI 3.1 JSON', async () => {
@@ -152,12 +203,12 @@ describe('OpenAPI document and docs page (sqlite)', () => {
     assert.deepEqual(schemas.Error.properties.code.enum, Object.keys(ERROR_CODES))
   })
 
-  test('When every $ref is followed, then it points at a schema of the document', () => {
+  test('When every $ref is followed, then it points at a schema, a header or a response of the document', () => {
     const refs = JSON.stringify(doc).match(/"\$ref":"[^"]*"/g) ?? []
     assert.ok(refs.length > 0)
     for (const ref of refs) {
-      const name = /"#\/components\/schemas\/([^"]+)"/.exec(ref)?.[1]
-      assert.ok(name && doc.components.schemas[name], ref)
+      const [, kind, name] = /"#\/components\/(schemas|headers|responses)\/([^"]+)"/.exec(ref) ?? []
+      assert.ok(kind && name && doc.components[kind][name], ref)
     }
   })
 
@@ -192,7 +243,7 @@ describe('OpenAPI document and docs page (sqlite)', () => {
     assert.equal(post['x-stability'], 'experimental')
     assert.match(post.description, /experimental/i)
     assert.equal(post.requestBody.content['application/json'].schema.$ref, '#/components/schemas/OrderCreate')
-    const key = post.parameters.find((p: any) => p.in === 'header' && p.name === 'idempotency-key')
+    const key = post.parameters.find((p: any) => p.in === 'header' && p.name === 'Idempotency-Key')
     assert.equal(key.required, false)
     assert.equal(key.schema.pattern, '^[\\x20-\\x7e]{1,255}$')
     assert.ok(post.responses['201'].headers.Location)
@@ -219,7 +270,7 @@ describe('OpenAPI document and docs page (sqlite)', () => {
       [
         ['query', 'after', false, 'int64'],
         ['query', 'petId', false, 'int64'],
-        ['header', 'last-event-id', false, undefined],
+        ['header', 'Last-Event-ID', false, undefined],
       ],
     )
     assert.match(op.responses['429'].description, /rate_limited/)
@@ -252,10 +303,13 @@ describe('OpenAPI document and docs page (sqlite)', () => {
     assert.match(op.description, /Sunset/)
     assert.match(op.description, /410/)
     assert.equal(op.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/Pet')
-    assert.deepEqual(Object.keys(op.responses).sort(), ['200', '400', '401', '403', '404', '410', '414', '429', '500', '503'])
+    assert.deepEqual(Object.keys(op.responses), ['200', '400', '401', '403', '404', '405', '408', '410', '414', '429', '431', '500', '503'])
     for (const [status, response] of Object.entries<any>(op.responses)) {
+      // 408 and 431 come from the HTTP server before any route (the shared responses): no deprecation headers.
+      if (status === '408' || status === '431') continue
       for (const header of ['Deprecation', 'Sunset', 'Link']) assert.ok(response.headers?.[header], `${status} ${header}`)
     }
+    assert.ok(op.responses['405'].headers.Allow)
     assert.equal(op.responses['410'].content['application/json'].schema.$ref, ERROR_REF)
   })
 
@@ -268,7 +322,7 @@ describe('OpenAPI document and docs page (sqlite)', () => {
       patch.parameters.map((p: any) => [p.in, p.name, p.required, p.schema.format]),
       [
         ['path', 'petId', true, 'int64'],
-        ['header', 'if-match', false, undefined],
+        ['header', 'If-Match', false, undefined],
       ],
     )
     assert.equal(patch.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/InventoryItem')
@@ -285,10 +339,169 @@ describe('OpenAPI document and docs page (sqlite)', () => {
     for (const op of ops) assert.ok(op.responses['200'].headers.ETag, `${op.operationId} 200 ETag`)
     for (const op of ops.slice(0, 2)) {
       const header = op.parameters.find((p: any) => p.in === 'header')
-      assert.deepEqual([header.name, header.required, header.schema.type], ['if-none-match', false, 'string'])
+      assert.deepEqual([header.name, header.required, header.schema.type], ['If-None-Match', false, 'string'])
       assert.ok(op.responses['304'].headers.ETag, `${op.operationId} 304 ETag`)
       assert.equal(op.responses['304'].content, undefined, `${op.operationId} 304 has no body`)
     }
+  })
+
+  test('When the query parameters are read, then each one with a default is optional, limit and after of the paged listings among them', async () => {
+    let defaults = 0
+    for (const { where, op } of operationsOf(doc)) {
+      for (const p of op.parameters ?? []) {
+        if (p.in !== 'query' || p.schema.default === undefined) continue
+        defaults++
+        assert.equal(p.required, false, `${where} ${p.name}`)
+      }
+    }
+    assert.ok(defaults >= 4)
+    for (const op of [doc.paths['/store/orders'].get, doc.paths['/inventory/changes'].get]) {
+      for (const name of ['limit', 'after']) {
+        assert.equal(op.parameters.find((p: any) => p.name === name).required, false, `${op.operationId} ${name}`)
+      }
+    }
+    // Left out, the defaults apply.
+    for (const path of ['/v1/store/orders', '/v1/inventory/changes']) {
+      assert.equal((await server.request('GET', path, { token: suite.token })).status, 200, path)
+    }
+  })
+
+  test('When the header parameters are read, then they have their canonical names, and the service validates them by those names', async () => {
+    const names = new Set(
+      operationsOf(doc).flatMap(({ op }) => (op.parameters ?? []).filter((p: any) => p.in === 'header').map((p: any) => p.name)),
+    )
+    assert.deepEqual([...names].sort(), ['Idempotency-Key', 'If-Match', 'If-None-Match', 'Last-Event-ID'])
+    const before = await server.request('GET', '/v1/store/orders', { token: suite.token })
+    const res = await server.request('POST', '/v1/store/orders', {
+      token: suite.token,
+      body: { petId: 1, quantity: 1 },
+      headers: { 'idempotency-key': 'x'.repeat(256) },
+    })
+    assert.equal(res.status, 400, res.text)
+    assert.deepEqual(Object.keys(res.body).sort(), ['code', 'message', 'status'])
+    assert.match(res.body.message, /idempotency-key/)
+    assert.equal((await server.request('GET', '/v1/store/orders', { token: suite.token })).text, before.text, 'nothing was placed')
+  })
+
+  test('When the responses are read, then each declares X-Request-Id, each 401 and 403 WWW-Authenticate, and each operation 405 with Allow, 408 and 431', () => {
+    assert.equal(doc.components.headers['X-Request-Id'].schema.type, 'string')
+    for (const { where, op } of operationsOf(doc)) {
+      for (const [status, declared] of Object.entries<any>(op.responses)) {
+        const response = resolve(doc, declared)
+        assert.deepEqual(response.headers['X-Request-Id'], { $ref: '#/components/headers/X-Request-Id' }, `${where} ${status}`)
+        if (status === '401' || status === '403') assert.ok(response.headers['WWW-Authenticate'], `${where} ${status}`)
+      }
+      for (const status of ['405', '408', '431']) {
+        const response = resolve(doc, op.responses[status])
+        assert.equal(response?.content['application/json'].schema.$ref, ERROR_REF, `${where} ${status}`)
+      }
+      assert.ok(resolve(doc, op.responses['405']).headers.Allow, `${where} 405 Allow`)
+      // Answered before authentication, by the 405 routes or the HTTP server: never counted by a rate limit.
+      for (const status of ['405', '408', '414', '431']) {
+        const response = op.responses[status] && resolve(doc, op.responses[status])
+        assert.equal(response?.headers.RateLimit, undefined, `${where} ${status}`)
+      }
+    }
+  })
+
+  test('When every answer is read, then it carries the X-Request-Id the document declares, the client’s own when it is plain', async () => {
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+    for (const [method, path] of [
+      ['GET', '/v1/inventory'],
+      ['PUT', '/v1/inventory'],
+      ['GET', '/v1/inventory/%zz'],
+      ['GET', `/v1/inventory/${'9'.repeat(9000)}`],
+    ] as const) {
+      const res = await server.request(method, path, { token: suite.token })
+      assert.match(res.headers.get('x-request-id') ?? '', uuid, `${method} ${path.slice(0, 30)}: ${res.status}`)
+      const own = await server.request(method, path, { token: suite.token, headers: { 'x-request-id': 'client-42' } })
+      assert.equal(own.headers.get('x-request-id'), 'client-42', `${method} ${path.slice(0, 30)}: ${own.status}`)
+    }
+    assert.ok(new RegExp(doc.components.headers['X-Request-Id'].schema.pattern).test('client-42'))
+  })
+
+  test('When the examples are read, then bodies, main responses, id parameters and every Error response have them, each valid against its schema', () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false })
+    ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) })
+    ajv.addFormat('date-time', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/)
+    ajv.addSchema(doc, 'openapi')
+    const sites = exampleSites(doc)
+    assert.ok(sites.length > 50, `${sites.length} examples`)
+    for (const { at, schema, value } of sites) {
+      const validate = ajv.compile({ $ref: `openapi#${fragment(schema)}` })
+      assert.ok(validate(value), `${at}: ${ajv.errorsText(validate.errors)}`)
+    }
+    const exampled = (schema: any): boolean =>
+      schema.examples?.length > 0 ||
+      (schema.$ref !== undefined && exampled(doc.components.schemas[schema.$ref.split('/').pop()])) ||
+      (schema.items !== undefined && exampled(schema.items))
+    for (const { where, op } of operationsOf(doc)) {
+      const body = op.requestBody?.content['application/json']
+      if (body) assert.ok(body.examples || exampled(body.schema), `${where} request body`)
+      for (const status of ['200', '201']) {
+        const media = op.responses[status]?.content?.['application/json']
+        if (media) assert.ok(media.examples || exampled(media.schema), `${where} ${status}`)
+      }
+      for (const p of op.parameters ?? []) if (p.in === 'path') assert.ok(p.example !== undefined, `${where} ${p.name}`)
+      for (const [status, declared] of Object.entries<any>(op.responses)) {
+        const media = resolve(doc, declared).content?.['application/json']
+        if (media?.schema.$ref !== ERROR_REF) continue
+        const examples = Object.entries<any>(media.examples ?? {})
+        assert.ok(examples.length > 0, `${where} ${status} has Error examples`)
+        for (const [code, { value }] of examples) {
+          assert.equal(value.code, code, `${where} ${status}`)
+          assert.equal(value.status, Number(status), `${where} ${status}`)
+          assert.equal(ERROR_CODES[code as keyof typeof ERROR_CODES], Number(status), `${where} ${status} ${code}`)
+        }
+      }
+    }
+    // Every error status of ERROR_CODES has an example somewhere, and each code too.
+    const codes = new Set(sites.map((s: any) => s.value?.code).filter(Boolean))
+    assert.deepEqual([...codes].sort(), Object.keys(ERROR_CODES).sort())
+    // petId 2^53 + 1, exact: JSON.parse would round it to 2^53.
+    assert.match(docText, /"petId":9007199254740993[,}]/)
+    assert.match(docText, /"example":9007199254740993[,}]/)
+    assert.doesNotMatch(docText, /9007199254740992/)
+  })
+
+  test('When the int64 fields and parameters are read, then each says that it may exceed 2^53 and must be read exactly', () => {
+    let seen = 0
+    const walk = (node: any, description: string | undefined, at: string) => {
+      if (node === null || typeof node !== 'object') return
+      if (node.format === 'int64') {
+        seen++
+        assert.ok((node.description ?? description ?? '').includes(INT64_NOTE), at)
+      }
+      for (const [key, child] of Object.entries<any>(node)) {
+        // A parameter's description is beside its schema.
+        if (key !== 'examples' && key !== 'example') walk(child, key === 'schema' ? node.description : undefined, `${at}/${key}`)
+      }
+    }
+    walk(doc, undefined, '')
+    assert.ok(seen >= 20, `${seen} int64 schemas`)
+  })
+
+  test('When info is read, then it names a contact and the MIT license, and every operation has a summary and a description', () => {
+    assert.ok(doc.info.contact.name && (doc.info.contact.email || doc.info.contact.url))
+    assert.match(doc.info.contact.name, /placeholder/)
+    assert.deepEqual(doc.info.license, { name: 'MIT', identifier: 'MIT' })
+    assert.equal(JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')).license, 'MIT')
+    for (const { where, op } of operationsOf(doc)) {
+      assert.ok(op.summary?.trim(), `${where} summary`)
+      assert.ok(op.description?.trim(), `${where} description`)
+    }
+  })
+
+  test('When the default servers are read, then the production and staging placeholders are marked for tools, and this server is not', () => {
+    assert.deepEqual(
+      doc.servers.map((s: any) => [s.url, s['x-placeholder']]),
+      [
+        ['/v1', undefined],
+        ['https://petstore.example.com/v1', true],
+        ['https://staging.petstore.example.com/v1', true],
+      ],
+    )
+    for (const s of doc.servers.filter((s: any) => s['x-placeholder'])) assert.match(s.description, /a placeholder until the operator sets/)
   })
 
   test('When the docs page is opened without a key, then it is HTML whose assets all come from the service', async () => {

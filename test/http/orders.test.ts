@@ -581,6 +581,16 @@ for (const backend of BACKENDS) {
       assert.deepEqual((await list('limit=1000')).body, everything)
     })
 
+    test('When after is negative, then 400 invalid_request naming its bound, as on the changes feed, and the orders are as they were', async () => {
+      const before = await readAllOrders(suite.server, suite.token)
+      for (const after of ['-1', '-9223372036854775808']) {
+        const res = await list(`after=${after}`)
+        assertError(res, 400, 'invalid_request', after)
+        assert.equal(res.body.message, 'query parameter after must be a decimal int64 integer of at least 0, given once')
+      }
+      assert.deepEqual(await readAllOrders(suite.server, suite.token), before)
+    })
+
     for (const query of [
       'status=bogus',
       'status=',

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { errorCodes, type FastifyError } from 'fastify'
+import { readFileSync } from 'node:fs'
 import { describe, test } from 'node:test'
 import {
   ERROR_CODES,
@@ -10,6 +11,7 @@ import {
   UnauthorizedError,
   UnavailableError,
 } from '../../src/errors.js'
+import { ErrorSchema } from '../../src/http/error.schema.js'
 import { classify } from '../../src/http/errors.js'
 
 const statusOf = (code: keyof typeof ERROR_CODES) => ERROR_CODES[code]
@@ -86,5 +88,25 @@ describe('error classification', () => {
         assert.equal(classify(error).code, general, `a bare ${status} is ${general}, never ${code}`)
       }
     }
+  })
+})
+
+describe('the error codes in the docs', () => {
+  test('When docs/api.md lists the error codes, then they are exactly the Error schema’s code enum, each with its status', () => {
+    const doc = readFileSync(new URL('../../../docs/api.md', import.meta.url), 'utf8')
+    const section = doc.slice(doc.indexOf('\n## Error codes\n'), doc.indexOf('\n## ', doc.indexOf('\n## Error codes\n') + 1))
+    const listed = [...section.matchAll(/`([a-z_]+)` (\d{3})\b/g)].map(([, code, status]) => [code, Number(status)])
+    assert.deepEqual(Object.fromEntries(listed), ERROR_CODES)
+    assert.equal(listed.length, Object.keys(ERROR_CODES).length, 'each code once')
+    assert.deepEqual((ErrorSchema.properties.code as { enum?: string[] }).enum, Object.keys(ERROR_CODES))
+  })
+
+  test('When the README speaks of error codes, then it names no code but points to the list in docs/api.md', () => {
+    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8')
+    assert.match(readme, /\(docs\/api\.md#error-codes\)/)
+    // A partial copy would drift: the one list is docs/api.md's (the session's sample output aside).
+    const outsideSession = readme.replace(/```sh[\s\S]*?```/g, '')
+    const named = Object.keys(ERROR_CODES).filter((code) => outsideSession.includes(`\`${code}\``))
+    assert.deepEqual(named, [])
   })
 })

@@ -125,7 +125,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get one order */
+        /**
+         * Get one order
+         * @description One order, with its current status; every key that may read orders sees every order. An id that names no order is 404.
+         */
         get: operations["getOrder"];
         put?: never;
         post?: never;
@@ -233,7 +236,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get an active API key */
+        /**
+         * Get an active API key
+         * @description One active key, with its scopes; never its secret. A revoked key, or an id that names no key, is 404.
+         */
         get: operations["getKey"];
         put?: never;
         post?: never;
@@ -278,7 +284,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a webhook subscription */
+        /**
+         * Get a webhook subscription
+         * @description One subscription, with where its delivery stands (state, cursor, failures); never its secret.
+         */
         get: operations["getWebhook"];
         put?: never;
         post?: never;
@@ -321,18 +330,36 @@ export interface components {
          * @enum {string}
          */
         PetStatus: "available" | "pending" | "sold";
-        /** @description The stock level of one pet. */
+        /**
+         * @description The stock level of one pet.
+         * @example {
+         *       "petId": 9007199254740992,
+         *       "quantity": 12,
+         *       "status": "available"
+         *     }
+         */
         InventoryItem: {
             /**
              * Format: int64
-             * @description Identifier of the pet (a signed 64-bit integer, exact over the whole range).
+             * @description Identifier of the pet (a signed 64-bit integer, exact over the whole range). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+             * @example 9007199254740992
              */
             petId: bigint;
             /** @description Stock count, an integer from 0 to 2147483647. */
             quantity: number;
             status: components["schemas"]["PetStatus"];
         };
-        /** @description The new stock count, and why. Unknown fields are rejected. */
+        /**
+         * @description The new stock count, and why. Unknown fields are rejected.
+         * @example {
+         *       "quantity": 20,
+         *       "reason": "arrival",
+         *       "note": "Delivery 2026-11-26, pallet 3"
+         *     }
+         * @example {
+         *       "quantity": 7
+         *     }
+         */
         InventoryUpdate: {
             /** @description Stock count, an integer from 0 to 2147483647. */
             quantity: number;
@@ -350,16 +377,43 @@ export interface components {
          * @enum {string}
          */
         ChangeReason: "adjustment" | "arrival" | "return" | "count" | "import" | "order" | "cancellation";
-        /** @description One row of the ledger: every change to a quantity has exactly one, written in the same transaction. */
+        /**
+         * @description One row of the ledger: every change to a quantity has exactly one, written in the same transaction.
+         * @example {
+         *       "seq": 1043,
+         *       "petId": 9007199254740992,
+         *       "previousQuantity": 12,
+         *       "quantity": 20,
+         *       "reason": "arrival",
+         *       "note": "Delivery 2026-11-26, pallet 3",
+         *       "orderId": null,
+         *       "keyId": 2,
+         *       "requestId": "0b9c2f5e-4d1a-4c8e-9f3b-7a6d5e4c3b2a",
+         *       "at": "2026-11-26T12:00:00.000Z"
+         *     }
+         * @example {
+         *       "seq": 1044,
+         *       "petId": 9007199254740992,
+         *       "previousQuantity": 20,
+         *       "quantity": 18,
+         *       "reason": "order",
+         *       "note": null,
+         *       "orderId": 48213,
+         *       "keyId": 3,
+         *       "requestId": "checkout-7f3a9c",
+         *       "at": "2026-11-26T12:00:05.250Z"
+         *     }
+         */
         InventoryChange: {
             /**
              * Format: int64
-             * @description Position in the ledger: increases with every change, in commit order, across all instances. A reader that asks for `after=<the last seq it saw>` never misses or repeats a change.
+             * @description Position in the ledger: increases with every change, in commit order, across all instances. A reader that asks for `after=<the last seq it saw>` never misses or repeats a change. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              */
             seq: bigint;
             /**
              * Format: int64
-             * @description Identifier of the pet (a signed 64-bit integer, exact over the whole range).
+             * @description Identifier of the pet (a signed 64-bit integer, exact over the whole range). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+             * @example 9007199254740992
              */
             petId: bigint;
             /** @description The quantity before the change; null when the change created the entry. */
@@ -386,16 +440,28 @@ export interface components {
          * @enum {string}
          */
         OrderStatus: "placed" | "approved" | "delivered" | "cancelled";
-        /** @description An order for a quantity of one pet. While placed or approved it holds that quantity out of stock; cancelling returns it. */
+        /**
+         * @description An order for a quantity of one pet. While placed or approved it holds that quantity out of stock; cancelling returns it.
+         * @example {
+         *       "id": 48213,
+         *       "petId": 9007199254740992,
+         *       "quantity": 2,
+         *       "status": "placed",
+         *       "placedAt": "2026-11-26T12:00:05.250Z",
+         *       "updatedAt": "2026-11-26T12:00:05.250Z"
+         *     }
+         */
         Order: {
             /**
              * Format: int64
-             * @description Identifier of the order.
+             * @description Identifier of the order. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+             * @example 48213
              */
             id: bigint;
             /**
              * Format: int64
-             * @description Identifier of the pet (a signed 64-bit integer, exact over the whole range).
+             * @description Identifier of the pet (a signed 64-bit integer, exact over the whole range). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+             * @example 9007199254740992
              */
             petId: bigint;
             /** @description Units of the pet, from 1 to 2147483647. */
@@ -412,45 +478,90 @@ export interface components {
              */
             updatedAt: string;
         };
-        /** @description The pet and how many units to reserve. Unknown fields are rejected. */
+        /**
+         * @description The pet and how many units to reserve. Unknown fields are rejected.
+         * @example {
+         *       "petId": 9007199254740992,
+         *       "quantity": 2
+         *     }
+         */
         OrderCreate: {
             /**
              * Format: int64
-             * @description Identifier of the pet (a signed 64-bit integer, exact over the whole range).
+             * @description Identifier of the pet (a signed 64-bit integer, exact over the whole range). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+             * @example 9007199254740992
              */
             petId: bigint;
             /** @description Units of the pet, from 1 to 2147483647. */
             quantity: number;
         };
-        /** @description The status to move the order to. */
+        /**
+         * @description The status to move the order to.
+         * @example {
+         *       "status": "approved"
+         *     }
+         */
         OrderUpdate: {
             status: components["schemas"]["OrderStatus"];
         };
-        /** @description A category of pets. */
+        /**
+         * @description A category of pets.
+         * @example {
+         *       "id": 1,
+         *       "name": "Dogs"
+         *     }
+         */
         Category: {
             /**
              * Format: int64
-             * @description Identifier of the category (int64, exact).
+             * @description Identifier of the category (int64, exact). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              */
             id: bigint;
             /** @description Name of the category, 1 to 255 characters. */
             name: string;
         };
-        /** @description A tag of a pet. */
+        /**
+         * @description A tag of a pet.
+         * @example {
+         *       "id": 7,
+         *       "name": "house-trained"
+         *     }
+         */
         Tag: {
             /**
              * Format: int64
-             * @description Identifier of the tag (int64, exact).
+             * @description Identifier of the tag (int64, exact). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              */
             id: bigint;
             /** @description Name of the tag, 1 to 255 characters. */
             name: string;
         };
-        /** @description A pet, as the public Petstore's Pet. `category` is omitted when the pet has none. `status` is the status of the pet's inventory entry (the inventory holds the one status of a pet), omitted when the pet has no inventory entry. */
+        /**
+         * @description A pet, as the public Petstore's Pet. `category` is omitted when the pet has none. `status` is the status of the pet's inventory entry (the inventory holds the one status of a pet), omitted when the pet has no inventory entry.
+         * @example {
+         *       "id": 9007199254740992,
+         *       "name": "Rex",
+         *       "category": {
+         *         "id": 1,
+         *         "name": "Dogs"
+         *       },
+         *       "photoUrls": [
+         *         "https://images.petstore.example.com/rex-1.jpg"
+         *       ],
+         *       "tags": [
+         *         {
+         *           "id": 7,
+         *           "name": "house-trained"
+         *         }
+         *       ],
+         *       "status": "available"
+         *     }
+         */
         Pet: {
             /**
              * Format: int64
-             * @description Identifier of the pet (a signed 64-bit integer, exact over the whole range).
+             * @description Identifier of the pet (a signed 64-bit integer, exact over the whole range). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+             * @example 9007199254740992
              */
             id: bigint;
             /** @description Name of the pet, 1 to 255 characters. */
@@ -462,11 +573,20 @@ export interface components {
             tags: components["schemas"]["Tag"][];
             status?: components["schemas"]["PetStatus"];
         };
-        /** @description One key’s calls of the deprecated pet lookup. */
+        /**
+         * @description One key’s calls of the deprecated pet lookup.
+         * @example {
+         *       "keyId": 3,
+         *       "name": "legacy-shop",
+         *       "calls": 412,
+         *       "firstCall": "2026-01-02T08:15:00.000Z",
+         *       "lastCall": "2026-11-26T11:59:30.000Z"
+         *     }
+         */
         DeprecatedCalls: {
             /**
              * Format: int64
-             * @description The key’s id.
+             * @description The key’s id. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              */
             keyId: bigint;
             /** @description The key’s name. */
@@ -489,11 +609,23 @@ export interface components {
          * @enum {string}
          */
         Scope: "inventory:read" | "inventory:write" | "orders:read" | "orders:write" | "pets:read" | "admin";
-        /** @description An active API key. Never its secret, nor the hash the service keeps of it. */
+        /**
+         * @description An active API key. Never its secret, nor the hash the service keeps of it.
+         * @example {
+         *       "id": 3,
+         *       "name": "warehouse-sync",
+         *       "scopes": [
+         *         "inventory:read",
+         *         "inventory:write"
+         *       ],
+         *       "createdAt": "2026-11-20T09:30:00.000Z",
+         *       "lastUsedAt": "2026-11-26T12:00:00.000Z"
+         *     }
+         */
         ApiKey: {
             /**
              * Format: int64
-             * @description The key’s id.
+             * @description The key’s id. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              */
             id: bigint;
             /** @description The key’s name, unique among active keys. */
@@ -508,11 +640,24 @@ export interface components {
             /** @description When it last authenticated a request, to the minute; null when never. */
             lastUsedAt: string | null;
         };
-        /** @description A key just created, with its token. */
+        /**
+         * @description A key just created, with its token.
+         * @example {
+         *       "id": 3,
+         *       "name": "warehouse-sync",
+         *       "scopes": [
+         *         "inventory:read",
+         *         "inventory:write"
+         *       ],
+         *       "createdAt": "2026-11-20T09:30:00.000Z",
+         *       "lastUsedAt": null,
+         *       "token": "psk_Xq3v9bT0kLmN2pR7sW1yZ4aC6dE8fG0hJ2kL4mN6pQ8"
+         *     }
+         */
         NewApiKey: {
             /**
              * Format: int64
-             * @description The key’s id.
+             * @description The key’s id. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              */
             id: bigint;
             /** @description The key’s name, unique among active keys. */
@@ -529,18 +674,44 @@ export interface components {
             /** @description The secret, to send as `Authorization: Bearer <token>`. Shown in this answer only: store it now. */
             token: string;
         };
-        /** @description A key to create. */
+        /**
+         * @description A key to create.
+         * @example {
+         *       "name": "warehouse-sync",
+         *       "scopes": [
+         *         "inventory:read",
+         *         "inventory:write"
+         *       ]
+         *     }
+         */
         ApiKeyCreate: {
             /** @description Starts with a letter; up to 64 letters, digits, dots, dashes or underscores; unique among active keys. */
             name: string;
             /** @description The scopes to grant: at least one, each once. Grant only what the client needs. */
             scopes: components["schemas"]["Scope"][];
         };
-        /** @description A webhook subscription and where its delivery stands. Never its secret. */
+        /**
+         * @description A webhook subscription and where its delivery stands. Never its secret.
+         * @example {
+         *       "id": 5,
+         *       "url": "https://hooks.example.com/petstore",
+         *       "description": "Stock changes for the storefront cache",
+         *       "createdAt": "2026-11-20T09:35:00.000Z",
+         *       "state": "failing",
+         *       "deliveredThrough": 1043,
+         *       "lastSuccessAt": "2026-11-26T11:58:00.000Z",
+         *       "failingSince": "2026-11-26T12:00:01.000Z",
+         *       "failedAttempts": 2,
+         *       "nextAttemptAt": "2026-11-26T12:05:06.000Z",
+         *       "lastError": "HTTP 503",
+         *       "disabledAt": null,
+         *       "disabledReason": null
+         *     }
+         */
         Webhook: {
             /**
              * Format: int64
-             * @description The subscription’s id.
+             * @description The subscription’s id. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              */
             id: bigint;
             /** @description Where its messages are POSTed. */
@@ -559,7 +730,7 @@ export interface components {
             state: "active" | "failing" | "disabled";
             /**
              * Format: int64
-             * @description The cursor: every ledger row up to this seq was delivered (answered 2xx), or predates the subscription.
+             * @description The cursor: every ledger row up to this seq was delivered (answered 2xx), or predates the subscription. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              */
             deliveredThrough: bigint;
             /** @description When a message was last answered 2xx; null when never. */
@@ -577,11 +748,20 @@ export interface components {
             /** @description Why it was disabled; null unless disabled. */
             disabledReason: string | null;
         };
-        /** @description A subscription just created, with its secret. */
+        /**
+         * @description A subscription just created, with its secret.
+         * @example {
+         *       "id": 5,
+         *       "url": "https://hooks.example.com/petstore",
+         *       "description": "Stock changes for the storefront cache",
+         *       "createdAt": "2026-11-20T09:35:00.000Z",
+         *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+         *     }
+         */
         NewWebhook: {
             /**
              * Format: int64
-             * @description The subscription’s id.
+             * @description The subscription’s id. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              */
             id: bigint;
             /** @description Where its messages are POSTed. */
@@ -596,14 +776,27 @@ export interface components {
             /** @description The signing secret (Standard Webhooks: `whsec_` and base64 key bytes), to verify each message’s `webhook-signature`. Shown in this answer only: store it now. */
             secret: string;
         };
-        /** @description A webhook subscription to create. */
+        /**
+         * @description A webhook subscription to create.
+         * @example {
+         *       "url": "https://hooks.example.com/petstore",
+         *       "description": "Stock changes for the storefront cache"
+         *     }
+         */
         WebhookCreate: {
             /** @description An https URL (http too outside production). Its host must be public: loopback, private, link-local and unique-local addresses are refused, unless the service runs with WEBHOOK_ALLOW_PRIVATE=true. */
             url: string;
             /** @description What it is for. */
             description?: string;
         };
-        /** @description Every error response of the service has this shape. */
+        /**
+         * @description Every error response of the service has this shape.
+         * @example {
+         *       "code": "not_found",
+         *       "message": "No inventory entry for pet 9007199254740993",
+         *       "status": 404
+         *     }
+         */
         Error: {
             /**
              * @description Machine-readable error code, stable across releases: `invalid_request` (400), `destination_refused` (400), `unauthorized` (401), `insufficient_scope` (403), `not_found` (404), `method_not_allowed` (405), `request_timeout` (408), `insufficient_stock` (409), `idempotency_key_reused` (409), `invalid_transition` (409), `key_name_taken` (409), `webhook_limit_reached` (409), `gone` (410), `cursor_expired` (410), `precondition_failed` (412), `payload_too_large` (413), `uri_too_long` (414), `unsupported_media_type` (415), `precondition_required` (428), `rate_limited` (429), `too_many_streams` (429), `headers_too_large` (431), `internal_error` (500), `service_unavailable` (503).
@@ -616,22 +809,68 @@ export interface components {
             status: number;
         };
     };
-    responses: never;
+    responses: {
+        /** @description Sent to the methods this path does not serve, never to this operation itself (code `method_not_allowed`), before authentication; `Allow` lists the methods it serves. Declared here because OpenAPI has no place for a path's other methods. */
+        MethodNotAllowed: {
+            headers: {
+                /** @description The methods the path serves. */
+                Allow?: string;
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request did not arrive in time (HEADERS_TIMEOUT_MS for its headers, REQUEST_TIMEOUT_MS in all); answered by the HTTP server before any route, and the connection is closed. Nothing was done. */
+        RequestTimeout: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request headers are larger than MAX_HEADER_BYTES (16 KiB by default); answered by the HTTP server before any route, and the connection is closed. Nothing was done. */
+        HeadersTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The request's id, on every response: the client's own X-Request-Id when it sent one of 1 to 128 letters, digits or `._:@/+=-`, otherwise a generated UUID. Every log line of the request carries it: quote it when reporting a problem. */
+        "X-Request-Id": string;
+        /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
+        "RateLimit-Policy": string;
+        /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
+        RateLimit: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
 export interface operations {
     listInventoryChanges: {
         parameters: {
-            query: {
-                /** @description Return changes with a seq above this one (default 0: from the start). Pass the last seq you saw. */
-                after: bigint;
+            query?: {
+                /**
+                 * @description Return changes with a seq above this one, from 0 (default 0: from the start). Pass the last seq you saw. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 1043
+                 */
+                after?: bigint;
                 /** @description How many items to return at most, from 1 to 1000 (default 100). */
-                limit: number;
-                /** @description Only this pet's changes. */
+                limit?: number;
+                /**
+                 * @description Only this pet's changes. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 9007199254740992
+                 */
                 petId?: bigint;
             };
             header?: never;
@@ -645,10 +884,9 @@ export interface operations {
                 headers: {
                     /** @description Present when more items remain: `<…>; rel="next"` (RFC 8288), the URL of the next page, path-absolute, with the same filters and limit. Absent on the last page. */
                     Link?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -658,10 +896,9 @@ export interface operations {
             /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
             400: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -671,10 +908,11 @@ export interface operations {
             /** @description The API key is missing, malformed, unknown or revoked. */
             401: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -686,23 +924,23 @@ export interface operations {
                 headers: {
                     /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
                     "WWW-Authenticate"?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Code `cursor_expired`: retention (LEDGER_RETENTION) removed changes after the given cursor, so reading on from it would skip them. Read the current state again (listInventory), then continue after the current seq, which the message gives. */
             410: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -714,23 +952,22 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the window resets and the request may be retried. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -742,10 +979,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -757,14 +993,23 @@ export interface operations {
     streamInventoryChanges: {
         parameters: {
             query?: {
-                /** @description Start after this seq (the last one you saw). Last-Event-ID, when sent, takes its place. Without either: at the current end. */
+                /**
+                 * @description Start after this seq (the last one you saw), from 0. Last-Event-ID, when sent, takes its place. Without either: at the current end. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 1043
+                 */
                 after?: bigint;
-                /** @description Only this pet's changes. */
+                /**
+                 * @description Only this pet's changes. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 9007199254740992
+                 */
                 petId?: bigint;
             };
             header?: {
-                /** @description The id (seq) of the last event received: the stream resumes after it. */
-                "last-event-id"?: string;
+                /**
+                 * @description The id (seq) of the last event received: the stream resumes after it. Empty: none.
+                 * @example 1043
+                 */
+                "Last-Event-ID"?: string;
             };
             path?: never;
             cookie?: never;
@@ -774,10 +1019,9 @@ export interface operations {
             /** @description The stream: it stays open until the client closes it or the instance shuts down. */
             200: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -787,10 +1031,9 @@ export interface operations {
             /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
             400: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -800,10 +1043,11 @@ export interface operations {
             /** @description The API key is missing, malformed, unknown or revoked. */
             401: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -815,23 +1059,23 @@ export interface operations {
                 headers: {
                     /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
                     "WWW-Authenticate"?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Code `cursor_expired`: retention (LEDGER_RETENTION) removed changes after the given cursor, so reading on from it would skip them. Read the current state again (listInventory), then continue after the current seq, which the message gives. */
             410: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -843,23 +1087,22 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the window resets and the request may be retried. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -871,10 +1114,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -888,14 +1130,20 @@ export interface operations {
             query?: {
                 /** @description Page through the list: at most this many entries, from 1 to 1000. Without it, a request with `after` gets pages of 100; without either, the whole list. */
                 limit?: number;
-                /** @description Page through the list: entries with a petId above this one (a canonical decimal int64). The next page continues after the last petId of this one. Without it, a paged request starts at the smallest petId. */
+                /**
+                 * @description Page through the list: entries with a petId above this one (a canonical decimal int64, negative ones included). The next page continues after the last petId of this one. Without it, a paged request starts at the smallest petId. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 9007199254740992
+                 */
                 after?: bigint;
                 /** @description Only the entries with this status: the whole filtered list, or with `limit` or `after`, a page of it. */
                 status?: "available" | "pending" | "sold";
             };
             header?: {
-                /** @description Entity tags from earlier responses (a list, weak or strong, or `*`). When one matches the current representation, the answer is 304 with no body. */
-                "if-none-match"?: string;
+                /**
+                 * @description Entity tags from earlier responses (a list, weak or strong, or `*`). When one matches the current representation, the answer is 304 with no body.
+                 * @example "hMuo0Y5d3AzHkSPs2LEq2g"
+                 */
+                "If-None-Match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -909,10 +1157,9 @@ export interface operations {
                     ETag?: string;
                     /** @description Present when more items remain: `<…>; rel="next"` (RFC 8288), the URL of the next page, path-absolute, with the same filters and limit. Absent on the last page. */
                     Link?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -924,10 +1171,9 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of the exact response bytes: equal on every instance and across restarts, and changed whenever the representation changes. */
                     ETag?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -935,10 +1181,9 @@ export interface operations {
             /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
             400: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -948,10 +1193,11 @@ export interface operations {
             /** @description The API key is missing, malformed, unknown or revoked. */
             401: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -963,38 +1209,38 @@ export interface operations {
                 headers: {
                     /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
                     "WWW-Authenticate"?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds until the window resets and the request may be retried. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1006,10 +1252,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1022,11 +1267,17 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tags from earlier responses (a list, weak or strong, or `*`). When one matches the current representation, the answer is 304 with no body. */
-                "if-none-match"?: string;
+                /**
+                 * @description Entity tags from earlier responses (a list, weak or strong, or `*`). When one matches the current representation, the answer is 304 with no body.
+                 * @example "hMuo0Y5d3AzHkSPs2LEq2g"
+                 */
+                "If-None-Match"?: string;
             };
             path: {
-                /** @description The pet: a decimal int64 in canonical form (no leading zeros, no exponent). */
+                /**
+                 * @description The pet: a decimal int64 in canonical form (no leading zeros, no exponent). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 9007199254740992
+                 */
                 petId: bigint;
             };
             cookie?: never;
@@ -1038,10 +1289,9 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of the exact response bytes: equal on every instance and across restarts, and changed whenever the representation changes. */
                     ETag?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1053,10 +1303,9 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of the exact response bytes: equal on every instance and across restarts, and changed whenever the representation changes. */
                     ETag?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1064,10 +1313,9 @@ export interface operations {
             /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
             400: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1077,10 +1325,11 @@ export interface operations {
             /** @description The API key is missing, malformed, unknown or revoked. */
             401: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1092,10 +1341,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
                     "WWW-Authenticate"?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1105,23 +1353,21 @@ export interface operations {
             /** @description The requested resource could not be found. */
             404: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description A path parameter is longer than 8192 characters. */
             414: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1133,23 +1379,22 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the window resets and the request may be retried. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1161,10 +1406,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1177,11 +1421,17 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The ETag of the entry as the client last read it (or `*`). The update applies only if the entry still has it, checked in the same transaction as the write; otherwise 412 and nothing changes. Compared strongly: a weak tag never matches. Required (428 without it) when the service runs with REQUIRE_IF_MATCH=true. */
-                "if-match"?: string;
+                /**
+                 * @description The ETag of the entry as the client last read it (or `*`). The update applies only if the entry still has it, checked in the same transaction as the write; otherwise 412 and nothing changes. Compared strongly: a weak tag never matches. Required (428 without it) when the service runs with REQUIRE_IF_MATCH=true.
+                 * @example "hMuo0Y5d3AzHkSPs2LEq2g"
+                 */
+                "If-Match"?: string;
             };
             path: {
-                /** @description The pet: a decimal int64 in canonical form (no leading zeros, no exponent). */
+                /**
+                 * @description The pet: a decimal int64 in canonical form (no leading zeros, no exponent). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 9007199254740992
+                 */
                 petId: bigint;
             };
             cookie?: never;
@@ -1197,10 +1447,9 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of the exact response bytes: equal on every instance and across restarts, and changed whenever the representation changes. */
                     ETag?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1210,10 +1459,9 @@ export interface operations {
             /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
             400: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1223,10 +1471,11 @@ export interface operations {
             /** @description The API key is missing, malformed, unknown or revoked. */
             401: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1238,10 +1487,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
                     "WWW-Authenticate"?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1251,23 +1499,23 @@ export interface operations {
             /** @description The requested resource could not be found. */
             404: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description If-Match does not hold: the entry has changed since its ETag was read. Nothing changed. */
             412: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1277,10 +1525,9 @@ export interface operations {
             /** @description The request body is larger than 64 KiB. */
             413: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1290,10 +1537,7 @@ export interface operations {
             /** @description A path parameter is longer than 8192 characters. */
             414: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1303,10 +1547,9 @@ export interface operations {
             /** @description The request body is not application/json. */
             415: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1316,10 +1559,9 @@ export interface operations {
             /** @description The service runs with REQUIRE_IF_MATCH=true and the request has no If-Match. */
             428: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1331,23 +1573,22 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the window resets and the request may be retried. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1359,10 +1600,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1373,13 +1613,16 @@ export interface operations {
     };
     listOrders: {
         parameters: {
-            query: {
+            query?: {
                 /** @description Only orders with this status. */
                 status?: "placed" | "approved" | "delivered" | "cancelled";
                 /** @description How many items to return at most, from 1 to 1000 (default 100). */
-                limit: number;
-                /** @description Return orders with an id above this one (default 0: from the first). The next page continues after the last id of this one. */
-                after: bigint;
+                limit?: number;
+                /**
+                 * @description Return orders with an id above this one, from 0 (default 0: from the first). The next page continues after the last id of this one. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 48213
+                 */
+                after?: bigint;
             };
             header?: never;
             path?: never;
@@ -1392,10 +1635,9 @@ export interface operations {
                 headers: {
                     /** @description Present when more items remain: `<…>; rel="next"` (RFC 8288), the URL of the next page, path-absolute, with the same filters and limit. Absent on the last page. */
                     Link?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1405,10 +1647,9 @@ export interface operations {
             /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
             400: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1418,10 +1659,11 @@ export interface operations {
             /** @description The API key is missing, malformed, unknown or revoked. */
             401: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1433,38 +1675,38 @@ export interface operations {
                 headers: {
                     /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
                     "WWW-Authenticate"?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds until the window resets and the request may be retried. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1476,10 +1718,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1492,8 +1733,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: 1 to 255 printable ASCII characters (a UUID, say), scoped to the API key and kept at least 24 hours. A request with the same key and the same body gets the first answer again (status, body and Location, errors included) with `Idempotent-Replayed: true`, and places nothing; the same key with another body is 409 `idempotency_key_reused`. */
-                "idempotency-key"?: string;
+                /**
+                 * @description Makes a retry safe: 1 to 255 printable ASCII characters (a UUID, say), scoped to the API key and kept at least 24 hours. A request with the same key and the same body gets the first answer again (status, body and Location, errors included) with `Idempotent-Replayed: true`, and places nothing; the same key with another body is 409 `idempotency_key_reused`.
+                 * @example 5f0c6d1e-8a4b-4c2d-9e7f-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: string;
             };
             path?: never;
             cookie?: never;
@@ -1511,10 +1755,9 @@ export interface operations {
                     Location?: string;
                     /** @description Sent when this is the answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1524,10 +1767,9 @@ export interface operations {
             /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
             400: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1537,10 +1779,11 @@ export interface operations {
             /** @description The API key is missing, malformed, unknown or revoked. */
             401: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1552,10 +1795,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
                     "WWW-Authenticate"?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1565,23 +1807,23 @@ export interface operations {
             /** @description The requested resource could not be found. */
             404: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `insufficient_stock`: the entry holds fewer units than asked (nothing changed); `idempotency_key_reused`: the Idempotency-Key was used with another body. */
             409: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1591,10 +1833,9 @@ export interface operations {
             /** @description The request body is larger than 64 KiB. */
             413: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1604,10 +1845,9 @@ export interface operations {
             /** @description The request body is not application/json. */
             415: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1619,23 +1859,22 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the window resets and the request may be retried. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1647,10 +1886,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1664,7 +1902,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The order: a decimal int64 in canonical form. */
+                /**
+                 * @description The order: a decimal int64 in canonical form. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 48213
+                 */
                 orderId: bigint;
             };
             cookie?: never;
@@ -1674,10 +1915,9 @@ export interface operations {
             /** @description The order. */
             200: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1687,10 +1927,9 @@ export interface operations {
             /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
             400: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1700,10 +1939,11 @@ export interface operations {
             /** @description The API key is missing, malformed, unknown or revoked. */
             401: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1715,10 +1955,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
                     "WWW-Authenticate"?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1728,23 +1967,21 @@ export interface operations {
             /** @description The requested resource could not be found. */
             404: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description A path parameter is longer than 8192 characters. */
             414: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1756,23 +1993,22 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the window resets and the request may be retried. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1784,10 +2020,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1801,7 +2036,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The order: a decimal int64 in canonical form. */
+                /**
+                 * @description The order: a decimal int64 in canonical form. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 48213
+                 */
                 orderId: bigint;
             };
             cookie?: never;
@@ -1815,10 +2053,9 @@ export interface operations {
             /** @description The order with its new status. */
             200: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1828,10 +2065,9 @@ export interface operations {
             /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
             400: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1841,10 +2077,11 @@ export interface operations {
             /** @description The API key is missing, malformed, unknown or revoked. */
             401: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1856,10 +2093,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
                     "WWW-Authenticate"?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1869,23 +2105,23 @@ export interface operations {
             /** @description The requested resource could not be found. */
             404: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `invalid_transition`: the order cannot move from its status to the one asked (the same status included). Nothing changed. */
             409: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1895,10 +2131,9 @@ export interface operations {
             /** @description The request body is larger than 64 KiB. */
             413: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1908,10 +2143,7 @@ export interface operations {
             /** @description A path parameter is longer than 8192 characters. */
             414: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1921,10 +2153,9 @@ export interface operations {
             /** @description The request body is not application/json. */
             415: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1936,23 +2167,22 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the window resets and the request may be retried. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1964,10 +2194,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1981,7 +2210,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The pet: a decimal int64 in canonical form (no leading zeros, no exponent). */
+                /**
+                 * @description The pet: a decimal int64 in canonical form (no leading zeros, no exponent). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 9007199254740992
+                 */
                 petId: bigint;
             };
             cookie?: never;
@@ -1997,10 +2229,9 @@ export interface operations {
                     Sunset?: string;
                     /** @description Where the deprecation and the sunset are documented: `<URL>; rel="deprecation", <URL>; rel="sunset"`. */
                     Link?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2016,10 +2247,9 @@ export interface operations {
                     Sunset?: string;
                     /** @description Where the deprecation and the sunset are documented: `<URL>; rel="deprecation", <URL>; rel="sunset"`. */
                     Link?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2029,16 +2259,17 @@ export interface operations {
             /** @description The API key is missing, malformed, unknown or revoked. */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
                     /** @description When the operation was deprecated (RFC 9745): `@` and the Unix time in seconds, e.g. `@1767225600`. */
                     Deprecation?: string;
                     /** @description From when the operation is gone, answered 410 (RFC 8594): an HTTP date, e.g. `Thu, 01 Jul 2027 00:00:00 GMT`. */
                     Sunset?: string;
                     /** @description Where the deprecation and the sunset are documented: `<URL>; rel="deprecation", <URL>; rel="sunset"`. */
                     Link?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2056,10 +2287,9 @@ export interface operations {
                     Sunset?: string;
                     /** @description Where the deprecation and the sunset are documented: `<URL>; rel="deprecation", <URL>; rel="sunset"`. */
                     Link?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2075,16 +2305,34 @@ export interface operations {
                     Sunset?: string;
                     /** @description Where the deprecation and the sunset are documented: `<URL>; rel="deprecation", <URL>; rel="sunset"`. */
                     Link?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Sent to the methods this path does not serve, never to this operation itself (code `method_not_allowed`), before authentication; `Allow` lists the methods it serves. Declared here because OpenAPI has no place for a path's other methods. */
+            405: {
+                headers: {
+                    /** @description The methods the path serves. */
+                    Allow?: string;
+                    /** @description When the operation was deprecated (RFC 9745): `@` and the Unix time in seconds, e.g. `@1767225600`. */
+                    Deprecation?: string;
+                    /** @description From when the operation is gone, answered 410 (RFC 8594): an HTTP date, e.g. `Thu, 01 Jul 2027 00:00:00 GMT`. */
+                    Sunset?: string;
+                    /** @description Where the deprecation and the sunset are documented: `<URL>; rel="deprecation", <URL>; rel="sunset"`. */
+                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
             /** @description The operation has reached its sunset (the date in its Sunset header) and is no longer served. */
             410: {
                 headers: {
@@ -2094,10 +2342,9 @@ export interface operations {
                     Sunset?: string;
                     /** @description Where the deprecation and the sunset are documented: `<URL>; rel="deprecation", <URL>; rel="sunset"`. */
                     Link?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2113,10 +2360,7 @@ export interface operations {
                     Sunset?: string;
                     /** @description Where the deprecation and the sunset are documented: `<URL>; rel="deprecation", <URL>; rel="sunset"`. */
                     Link?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2134,16 +2378,16 @@ export interface operations {
                     Link?: string;
                     /** @description Seconds until the window resets and the request may be retried. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
@@ -2153,10 +2397,9 @@ export interface operations {
                     Sunset?: string;
                     /** @description Where the deprecation and the sunset are documented: `<URL>; rel="deprecation", <URL>; rel="sunset"`. */
                     Link?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2174,10 +2417,9 @@ export interface operations {
                     Sunset?: string;
                     /** @description Where the deprecation and the sunset are documented: `<URL>; rel="deprecation", <URL>; rel="sunset"`. */
                     Link?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2198,10 +2440,9 @@ export interface operations {
             /** @description One row per key that called it, by key id. */
             200: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2211,10 +2452,11 @@ export interface operations {
             /** @description The API key is missing, malformed, unknown or revoked. */
             401: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2226,38 +2468,38 @@ export interface operations {
                 headers: {
                     /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
                     "WWW-Authenticate"?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds until the window resets and the request may be retried. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2269,10 +2511,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2293,10 +2534,9 @@ export interface operations {
             /** @description The active keys, by id. */
             200: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2306,10 +2546,11 @@ export interface operations {
             /** @description The API key is missing, malformed, unknown or revoked. */
             401: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2321,38 +2562,38 @@ export interface operations {
                 headers: {
                     /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
                     "WWW-Authenticate"?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds until the window resets and the request may be retried. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2364,10 +2605,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2394,10 +2634,9 @@ export interface operations {
                 headers: {
                     /** @description The key's URL, path-absolute: `/v1/keys/{id}`. */
                     Location?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2407,10 +2646,9 @@ export interface operations {
             /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
             400: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2420,10 +2658,11 @@ export interface operations {
             /** @description The API key is missing, malformed, unknown or revoked. */
             401: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2435,23 +2674,23 @@ export interface operations {
                 headers: {
                     /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
                     "WWW-Authenticate"?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state; the code says which rule refused it, and nothing changed. */
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description An active key has this name already (code `key_name_taken`); nothing was created. */
             409: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2461,10 +2700,9 @@ export interface operations {
             /** @description The request body is larger than 64 KiB. */
             413: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2474,10 +2712,9 @@ export interface operations {
             /** @description The request body is not application/json. */
             415: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2489,23 +2726,22 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the window resets and the request may be retried. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2517,10 +2753,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2541,10 +2776,9 @@ export interface operations {
             /** @description This request’s key. */
             200: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2554,38 +2788,40 @@ export interface operations {
             /** @description The API key is missing, malformed, unknown or revoked. */
             401: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds until the window resets and the request may be retried. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2597,10 +2833,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2614,7 +2849,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The key’s id: a decimal integer in canonical form. */
+                /**
+                 * @description The key’s id: a decimal integer in canonical form (keys are numbered up to 2147483647). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 3
+                 */
                 id: bigint;
             };
             cookie?: never;
@@ -2624,10 +2862,9 @@ export interface operations {
             /** @description The key. */
             200: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2637,10 +2874,9 @@ export interface operations {
             /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
             400: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2650,10 +2886,11 @@ export interface operations {
             /** @description The API key is missing, malformed, unknown or revoked. */
             401: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2665,10 +2902,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
                     "WWW-Authenticate"?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2678,23 +2914,21 @@ export interface operations {
             /** @description The requested resource could not be found. */
             404: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description A path parameter is longer than 8192 characters. */
             414: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2706,23 +2940,22 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the window resets and the request may be retried. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2734,10 +2967,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2751,7 +2983,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The key’s id: a decimal integer in canonical form. */
+                /**
+                 * @description The key’s id: a decimal integer in canonical form (keys are numbered up to 2147483647). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 3
+                 */
                 id: bigint;
             };
             cookie?: never;
@@ -2761,10 +2996,9 @@ export interface operations {
             /** @description Revoked. */
             204: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2772,10 +3006,9 @@ export interface operations {
             /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
             400: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2785,10 +3018,11 @@ export interface operations {
             /** @description The API key is missing, malformed, unknown or revoked. */
             401: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2800,10 +3034,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
                     "WWW-Authenticate"?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2813,23 +3046,21 @@ export interface operations {
             /** @description The requested resource could not be found. */
             404: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description A path parameter is longer than 8192 characters. */
             414: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2841,23 +3072,22 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the window resets and the request may be retried. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2869,10 +3099,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2893,10 +3122,9 @@ export interface operations {
             /** @description The subscriptions, by id. */
             200: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2906,10 +3134,11 @@ export interface operations {
             /** @description The API key is missing, malformed, unknown or revoked. */
             401: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2921,38 +3150,38 @@ export interface operations {
                 headers: {
                     /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
                     "WWW-Authenticate"?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Seconds until the window resets and the request may be retried. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2964,10 +3193,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2994,10 +3222,9 @@ export interface operations {
                 headers: {
                     /** @description The subscription's URL, path-absolute: `/v1/webhooks/{id}`. */
                     Location?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3007,10 +3234,9 @@ export interface operations {
             /** @description The body is invalid (code `invalid_request`), or the URL is one the service will not deliver to (code `destination_refused`: not http(s), https only in production, credentials in it, or a non-public address). */
             400: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3020,10 +3246,11 @@ export interface operations {
             /** @description The API key is missing, malformed, unknown or revoked. */
             401: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3035,23 +3262,23 @@ export interface operations {
                 headers: {
                     /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
                     "WWW-Authenticate"?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description There are 100 subscriptions already (code `webhook_limit_reached`); nothing was created. */
             409: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3061,10 +3288,9 @@ export interface operations {
             /** @description The request body is larger than 64 KiB. */
             413: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3074,10 +3300,9 @@ export interface operations {
             /** @description The request body is not application/json. */
             415: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3089,23 +3314,22 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the window resets and the request may be retried. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3117,10 +3341,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3134,7 +3357,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The subscription’s id: a decimal integer in canonical form. */
+                /**
+                 * @description The subscription’s id: a decimal integer in canonical form. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 5
+                 */
                 id: bigint;
             };
             cookie?: never;
@@ -3144,10 +3370,9 @@ export interface operations {
             /** @description The subscription. */
             200: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3157,10 +3382,9 @@ export interface operations {
             /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
             400: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3170,10 +3394,11 @@ export interface operations {
             /** @description The API key is missing, malformed, unknown or revoked. */
             401: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3185,10 +3410,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
                     "WWW-Authenticate"?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3198,23 +3422,21 @@ export interface operations {
             /** @description The requested resource could not be found. */
             404: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description A path parameter is longer than 8192 characters. */
             414: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3226,23 +3448,22 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the window resets and the request may be retried. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3254,10 +3475,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3271,7 +3491,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The subscription’s id: a decimal integer in canonical form. */
+                /**
+                 * @description The subscription’s id: a decimal integer in canonical form. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 5
+                 */
                 id: bigint;
             };
             cookie?: never;
@@ -3281,10 +3504,9 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3292,10 +3514,9 @@ export interface operations {
             /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
             400: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3305,10 +3526,11 @@ export interface operations {
             /** @description The API key is missing, malformed, unknown or revoked. */
             401: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3320,10 +3542,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
                     "WWW-Authenticate"?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3333,23 +3554,21 @@ export interface operations {
             /** @description The requested resource could not be found. */
             404: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description A path parameter is longer than 8192 characters. */
             414: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3361,23 +3580,22 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the window resets and the request may be retried. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3389,10 +3607,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3406,7 +3623,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The subscription’s id: a decimal integer in canonical form. */
+                /**
+                 * @description The subscription’s id: a decimal integer in canonical form. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 5
+                 */
                 id: bigint;
             };
             cookie?: never;
@@ -3416,10 +3636,9 @@ export interface operations {
             /** @description The subscription, enabled. */
             200: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3429,10 +3648,9 @@ export interface operations {
             /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
             400: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3442,10 +3660,11 @@ export interface operations {
             /** @description The API key is missing, malformed, unknown or revoked. */
             401: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3457,10 +3676,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
                     "WWW-Authenticate"?: string;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3470,23 +3688,21 @@ export interface operations {
             /** @description The requested resource could not be found. */
             404: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description A path parameter is longer than 8192 characters. */
             414: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3498,23 +3714,22 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the window resets and the request may be retried. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3526,10 +3741,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
                     "Retry-After"?: number;
-                    /** @description The limits this request was counted against (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=QUOTA;w=WINDOW_SECONDS` for requests with a verified API key, `"per-address";q=…;w=…` for requests whose key the service has not verified yet (missing, malformed, unknown, or used for the first time). */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of each limit: `"per-key";r=REMAINING;t=SECONDS_UNTIL_THE_WINDOW_RESETS`, and likewise for `"per-address"`. */
-                    RateLimit?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
 import { PLACEHOLDER_BASE_URLS, type Config } from '../../config.js'
 import { API_PREFIX } from '../api-prefix.js'
+import { finishDocument } from '../openapi-document.js'
 import { requires, SECURITY_SCHEME } from '../scopes.js'
 
 /** Where the document says the API is served: the deployment's base URLs. */
@@ -26,17 +27,20 @@ Caching: every answer carries \`X-Content-Type-Options: nosniff\`. Answers to au
 
 Entity tags: the GETs and updateInventory answer with a strong \`ETag\` of the exact bytes. \`If-None-Match\` on a GET gives 304 while the representation is unchanged; \`If-Match\` on updateInventory makes the update conditional (412 when the entry has changed).`
 
+/**
+ * A server the operator has not named yet: its description says so for people, and `x-placeholder`
+ * for tools (a generator or a proxy should not take it for a real address; docs/operations.md).
+ */
+function server(name: string, url: string, variable: string, isPlaceholder: boolean) {
+  return isPlaceholder
+    ? { url: `${url}${API_PREFIX}`, description: `${name} (a placeholder until the operator sets ${variable})`, 'x-placeholder': true }
+    : { url: `${url}${API_PREFIX}`, description: name }
+}
+
 export function servers(config: OpenApiOptions) {
-  const placeholder = (name: string) => ` (a placeholder until the operator sets ${name})`
-  const list = [
-    {
-      url: `${config.productionBaseUrl}${API_PREFIX}`,
-      description: `Production${config.productionBaseUrl === PLACEHOLDER_BASE_URLS.production ? placeholder('PRODUCTION_BASE_URL') : ''}`,
-    },
-    {
-      url: `${config.stagingBaseUrl}${API_PREFIX}`,
-      description: `Staging${config.stagingBaseUrl === PLACEHOLDER_BASE_URLS.staging ? placeholder('STAGING_BASE_URL') : ''}`,
-    },
+  const list: { url: string; description: string; 'x-placeholder'?: boolean }[] = [
+    server('Production', config.productionBaseUrl, 'PRODUCTION_BASE_URL', config.productionBaseUrl === PLACEHOLDER_BASE_URLS.production),
+    server('Staging', config.stagingBaseUrl, 'STAGING_BASE_URL', config.stagingBaseUrl === PLACEHOLDER_BASE_URLS.staging),
   ]
   // Unset, "this server" is the relative /v1: right wherever the document is served from.
   const self = `${config.publicBaseUrl}${API_PREFIX}`
@@ -54,7 +58,14 @@ export const openApi = fp<OpenApiOptions>(
     await app.register(swagger, {
       openapi: {
         openapi: '3.1.0',
-        info: { title: 'Petstore Inventory API', version: '1.0.0', description: DESCRIPTION },
+        info: {
+          title: 'Petstore Inventory API',
+          version: '1.0.0',
+          description: DESCRIPTION,
+          // No public contact exists yet: an address on the reserved example.com, and a name that says so.
+          contact: { name: 'Petstore Inventory maintainers (placeholder)', email: 'maintainers@petstore.example.com' },
+          license: { name: 'MIT', identifier: 'MIT' },
+        },
         servers: servers(config),
         tags: [
           { name: 'inventory', description: 'Stock levels per pet, and the ledger of their changes' },
@@ -82,6 +93,7 @@ export const openApi = fp<OpenApiOptions>(
       // Paths are relative to the servers, which all end in /v1.
       transform: ({ schema, url }) => ({ schema, url: url.startsWith(`${API_PREFIX}/`) ? url.slice(API_PREFIX.length) : url }),
       refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+      transformObject: finishDocument,
     })
 
     // The page's assets are small and served whole: a Range would only open error paths (a 416 past

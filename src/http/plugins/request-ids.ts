@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
 
-const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
+/** The X-Request-Id a client may choose; a generated UUID matches it too (the document declares it). */
+export const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
 
 /**
  * Every request's id: the client's X-Request-Id when it is short and plain (so it cannot forge log

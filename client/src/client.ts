@@ -16,6 +16,7 @@ import type {
   Order,
   OrderCreate,
   OrderStatus,
+  OrderUpdate,
   Page,
   Pet,
   PetStatus,
@@ -120,7 +121,7 @@ export function createClient(options: ClientOptions) {
        * repeated under it when the answer is lost, so it places one order whatever the network does.
        */
       place: async (order: OrderCreate, call: CallOptions & { idempotencyKey?: string } = {}): Promise<Order> => {
-        const key = call.idempotencyKey ?? crypto.randomUUID()
+        const key = call.idempotencyKey ?? idempotencyKey()
         return (
           await http.json<Order>({
             method: 'POST',
@@ -134,7 +135,7 @@ export function createClient(options: ClientOptions) {
       },
       get: (orderId: bigint, call?: CallOptions) => get<Order>(`store/orders/${id(orderId)}`, call),
       /** Moves an order along: placed → approved or cancelled; approved → delivered or cancelled. */
-      update: async (orderId: bigint, change: { status: OrderStatus }, call?: CallOptions): Promise<Order> =>
+      update: async (orderId: bigint, change: OrderUpdate, call?: CallOptions): Promise<Order> =>
         (await send<Order>('PATCH', `store/orders/${id(orderId)}`, change, call)).body,
       /** Every order (of a status), oldest first, a page at a time. */
       list: (query: { status?: OrderStatus; after?: bigint } & PageOptions = {}) =>
@@ -206,6 +207,16 @@ export function createClient(options: ClientOptions) {
         (await send<Webhook>('POST', `webhooks/${id(webhookId)}/enable`, undefined, call)).body,
     },
   }
+}
+
+/** A random UUID v4; crypto.randomUUID exists only in secure contexts (HTTPS, localhost), getRandomValues everywhere. */
+function idempotencyKey(): string {
+  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID()
+  const b = crypto.getRandomValues(new Uint8Array(16))
+  b[6] = (b[6]! & 0x0f) | 0x40
+  b[8] = (b[8]! & 0x3f) | 0x80
+  const hex = [...b].map((x) => x.toString(16).padStart(2, '0')).join('')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 }
 
 function pageQuery(query: { status?: string; after?: bigint; pageSize?: number }, defaultLimit?: number) {

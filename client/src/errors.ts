@@ -23,19 +23,21 @@ export class PetstoreError extends Error {
 }
 
 /**
- * No answer came from the service: it could not be reached, or (for an operation that is safe to
- * repeat, which the client did, up to its retries) the connection dropped or the call timed out.
+ * No answer came from the service, and nothing was applied that repeating could double: it could not
+ * be reached, or (for an operation that is safe to repeat, which the client did, up to its retries)
+ * the connection dropped or the call timed out.
  */
 export class PetstoreConnectionError extends Error {
-  override readonly name: string = 'PetstoreConnectionError'
+  override readonly name = 'PetstoreConnectionError'
 }
 
 /**
- * The request was sent but its answer was lost (the connection dropped or the call timed out), and
+ * Not a PetstoreConnectionError, on purpose: code that repeats a call on a connection error must not
+ * repeat this one. The request was sent but its answer was lost (the connection dropped or the call timed out), and
  * repeating it is not harmless (a PATCH would write a second ledger row and a second webhook). It
  * may or may not have been applied: read the resource again before deciding to repeat it.
  */
-export class PetstoreUnknownOutcomeError extends PetstoreConnectionError {
+export class PetstoreUnknownOutcomeError extends Error {
   override readonly name = 'PetstoreUnknownOutcomeError'
 }
 

@@ -24,7 +24,9 @@ export async function* walk<T>(transport: Transport, first: Call): AsyncGenerato
     const page = await readPage<T>(transport, call)
     yield* page.items
     if (page.link === undefined) return
-    call = { ...first, path: page.link, query: undefined }
+    // The Link's query on the first call's path: the Link's own path is origin-absolute (/v1/…),
+    // which misses a base URL with a prefix in front of /v1 (a proxy's /petstore/v1).
+    call = { ...first, query: Object.fromEntries(page.link.searchParams) }
   }
 }
 
@@ -33,7 +35,8 @@ function nextLink(headers: Headers, base: URL): URL | undefined {
   if (header === null) return undefined
   for (const part of header.split(',')) {
     const match = /^\s*<([^>]*)>\s*;(.*)$/.exec(part)
-    if (match && /(?:^|;)\s*rel="?next"?\s*(?:;|$)/i.test(match[2]!)) return new URL(match[1]!, base)
+    const rel = /(?:^|;)\s*rel=(?:"([^"]*)"|([^;\s]+))/i.exec(match?.[2] ?? '')
+    if (match && rel && (rel[1] ?? rel[2] ?? '').toLowerCase().split(/\s+/).includes('next')) return new URL(match[1]!, base)
   }
   return undefined
 }

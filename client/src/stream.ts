@@ -25,17 +25,21 @@ interface Block {
   retry: number | undefined
 }
 
+/** The longest line the stream may send (a change is well under 4 KiB); past it the connection is dropped. */
+const MAX_LINE = 1024 * 1024
+
 export async function* streamChanges(transport: Transport, options: StreamOptions = {}): AsyncGenerator<InventoryChange, void, undefined> {
   const { signal, petId, onConnection } = options
   const idleMs = options.idleTimeoutMs ?? 45_000
   let last = options.after
-  let delayMs = 1000
+  let retryMs = 1000
+  // Connections in a row that ended before a change came: the wait before the next one doubles with each.
   let failures = 0
   while (!signal?.aborted) {
-    let waitMs = delayMs
     const connection = new AbortController()
     const abort = () => connection.abort(signal?.reason)
     signal?.addEventListener('abort', abort, { once: true })
+    let askedMs = 0
     try {
       const response = await transport.open({
         method: 'GET',
@@ -45,12 +49,23 @@ export async function* streamChanges(transport: Transport, options: StreamOption
         repeat: 'safe',
         options: { signal: connection.signal, maxRetries: 0 },
       })
-      failures = 0
+      const type = response.headers.get('content-type') ?? ''
+      if (!/^text\/event-stream\b/i.test(type)) {
+        await response.body?.cancel()
+        throw new PetstoreError(
+          response.status,
+          'invalid_response',
+          `The stream answered ${type || 'no content type'}, not text/event-stream`,
+          undefined,
+        )
+      }
       onConnection?.('connected')
       for await (const block of blocks(response, connection, idleMs)) {
-        if (block.retry !== undefined) delayMs = block.retry
+        // The service's reconnection delay, within reason (0 would reconnect in a tight loop).
+        if (block.retry !== undefined) retryMs = Math.min(30_000, Math.max(250, block.retry))
         if (block.event === 'change' && block.data.length > 0) {
           const change = parseExact<InventoryChange>(block.data.join('\n'))
+          failures = 0
           if (last !== undefined && change.seq <= last) continue
           last = change.seq
           yield change
@@ -66,23 +81,24 @@ export async function* streamChanges(transport: Transport, options: StreamOption
       if (signal?.aborted) return
       if (error instanceof PetstoreError && !retried(error)) throw error
       onConnection?.('disconnected', error)
-      failures++
-      const asked = error instanceof PetstoreError && error.retryAfter !== undefined ? error.retryAfter * 1000 : 0
-      waitMs = Math.max(asked, Math.min(30_000, delayMs * 2 ** Math.min(failures - 1, 5)))
+      if (error instanceof PetstoreError && error.retryAfter !== undefined) askedMs = error.retryAfter * 1000
     } finally {
       connection.abort()
       signal?.removeEventListener('abort', abort)
     }
-    // The service's `retry` between connections, longer after each failure in a row.
+    // The service's retry, doubled for each connection in a row that brought no change (up to 30 s),
+    // with jitter, so the clients of a restarted instance do not all come back in the same instant.
+    const backoff = Math.min(30_000, retryMs * 2 ** Math.min(failures, 5)) * (0.75 + Math.random() / 2)
+    failures++
     try {
-      await sleep(waitMs, signal)
+      await sleep(Math.max(askedMs, backoff), signal)
     } catch {
       return
     }
   }
 }
 
-/** 503 (shutting down, overloaded) and 429 rate_limited pass; too_many_streams, 4xx and the rest are the caller's to see. */
+/** 503 (shutting down, overloaded), a gateway's 502/504 and 429 rate_limited pass; too_many_streams, 4xx and the rest are the caller's to see. */
 function retried(error: PetstoreError): boolean {
   return error.status === 503 || error.status === 502 || error.status === 504 || error.code === 'rate_limited'
 }
@@ -100,21 +116,24 @@ async function* blocks(response: Response, connection: AbortController, idleMs: 
   let buffer = ''
   let block: Block = { event: '', data: [], id: undefined, retry: undefined }
   let fields = false
+  const lineEnd = /\r\n|\r|\n/g
   try {
     watch()
     for (;;) {
       const { value, done } = await reader.read()
       if (done) return
-      watch()
+      const scanFrom = Math.max(0, buffer.length - 1) // a CR ending the last chunk may pair with an LF
       buffer += decoder.decode(value, { stream: true })
-      for (;;) {
-        const end = buffer.search(/[\r\n]/)
+      lineEnd.lastIndex = scanFrom
+      let consumed = 0
+      const ready: Block[] = []
+      for (let match = lineEnd.exec(buffer); match !== null; match = lineEnd.exec(buffer)) {
         // A CR at the very end may be the first half of a CRLF: wait for the next chunk.
-        if (end < 0 || (buffer[end] === '\r' && end === buffer.length - 1)) break
-        const line = buffer.slice(0, end)
-        buffer = buffer.slice(buffer[end] === '\r' && buffer[end + 1] === '\n' ? end + 2 : end + 1)
+        if (match[0] === '\r' && match.index === buffer.length - 1) break
+        const line = buffer.slice(consumed, match.index)
+        consumed = match.index + match[0].length
         if (line === '') {
-          if (fields) yield block
+          if (fields) ready.push(block)
           block = { event: '', data: [], id: undefined, retry: undefined }
           fields = false
           continue
@@ -129,6 +148,12 @@ async function* blocks(response: Response, connection: AbortController, idleMs: 
         else if (name === 'id' && !field.includes('\0')) block.id = field
         else if (name === 'retry' && /^\d+$/.test(field)) block.retry = Number(field)
       }
+      buffer = buffer.slice(consumed)
+      if (buffer.length > MAX_LINE) throw new Error(`The stream sent a line over ${MAX_LINE} characters`)
+      // The idle clock stops while the consumer holds a row: a slow consumer is not a silent stream.
+      clearTimeout(idle)
+      yield* ready
+      watch()
     }
   } finally {
     clearTimeout(idle)

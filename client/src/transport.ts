@@ -54,8 +54,12 @@ export interface Answer<T> {
   body: T
 }
 
-// Node's codes for a connection that was never made: nothing was sent, so any request may be tried again.
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])
+// Node's codes for a connection that was never made: nothing was sent, so any request may be tried
+// again. Unreachable host or network count only while connecting: on an open keep-alive socket they
+// may come after the request was written. (A browser's fetch says only TypeError: there every lost
+// request counts as sent.)
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT'])
+const NOT_CONNECTED = new Set(['EHOSTUNREACH', 'ENETUNREACH'])
 
 export class Transport {
   readonly base: URL
@@ -79,7 +83,9 @@ export class Transport {
   json<T>(call: Call): Promise<Answer<T>> {
     return this.attempts(call, false, async (response) => {
       const text = await response.text()
-      if (response.status === 204 || text === '') return { status: response.status, headers: response.headers, body: undefined as T }
+      if (response.status === 204) return { status: response.status, headers: response.headers, body: undefined as T }
+      if (text === '')
+        throw new PetstoreError(response.status, 'invalid_response', `HTTP ${response.status} with no body`, requestIdOf(response))
       return { status: response.status, headers: response.headers, body: parse<T>(text, response) }
     })
   }
@@ -94,7 +100,13 @@ export class Transport {
     // The key goes to the API's own origin only, whatever a Link says.
     if (url.origin !== this.base.origin)
       throw new PetstoreError(0, 'invalid_response', `The API pointed at another origin: ${url.origin}`, undefined)
-    for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value))
+    for (const [name, value] of Object.entries(query ?? {})) {
+      if (value === undefined) continue
+      // A number here past 2^53 has already lost digits: int64 query values come as bigints (see Query).
+      if (typeof value === 'number' && !Number.isSafeInteger(value))
+        throw new TypeError(`${name} must be a bigint or a safe integer, got ${value}`)
+      url.searchParams.set(name, String(value))
+    }
     return url
   }
 
@@ -194,6 +206,8 @@ function retryAfterMs(headers: Headers): number | undefined {
   const value = headers.get('retry-after')
   if (value === null) return undefined
   if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000
+  // An HTTP date (IMF-fixdate); anything else is no Retry-After at all.
+  if (!/^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(value.trim())) return undefined
   const at = Date.parse(value)
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now())
 }
@@ -221,8 +235,10 @@ export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void
 
 function notSent(error: unknown): boolean {
   for (let e: unknown = error; e instanceof Error; e = e.cause) {
-    const code = (e as { code?: unknown }).code
-    if (typeof code === 'string' && NOT_SENT.has(code)) return true
+    const { code, syscall } = e as { code?: unknown; syscall?: unknown }
+    if (typeof code !== 'string') continue
+    if (NOT_SENT.has(code)) return true
+    if (NOT_CONNECTED.has(code) && (syscall === 'connect' || syscall === 'getaddrinfo')) return true
   }
   return false
 }

@@ -107,7 +107,8 @@ function single(headers: WebhookHeaders, name: string): string | undefined {
 
 function secretBytes(secret: string): Uint8Array<ArrayBuffer> {
   const bytes = base64(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret)
-  if (bytes === undefined || bytes.length === 0) throw new WebhookVerificationError('The secret is not whsec_ and base64')
+  // A misconfiguration, not a forged message: a TypeError, so a handler does not answer it as one.
+  if (bytes === undefined || bytes.length === 0) throw new TypeError('The webhook secret is not whsec_ and base64')
   return bytes
 }
 

@@ -116,11 +116,17 @@ describe('petstore-client in Chromium', { skip }, () => {
           return row
         }
       })()
-      await open
-      await api.inventory.set(BigInt('9223372036854775807'), { quantity: 42 })
-      const row = await first
-      controller.abort()
-      return `${typeof row.seq}:${row.petId}:${row.quantity}:${row.reason}`
+      // Bounded in the page, so a row that never comes fails the test rather than hang it.
+      const timeout = (what: string) =>
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} within 10 s`)), 10_000))
+      try {
+        await Promise.race([open, timeout('no connection')])
+        await api.inventory.set(BigInt('9223372036854775807'), { quantity: 42 })
+        const row = await Promise.race([first, timeout('no row')])
+        return `${typeof row.seq}:${row.petId}:${row.quantity}:${row.reason}`
+      } finally {
+        controller.abort()
+      }
     }, suite.token)
     assert.equal(change, `bigint:${MAX}:42:adjustment`)
   })

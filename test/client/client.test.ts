@@ -50,7 +50,7 @@ for (const backend of BACKENDS) {
       assert.deepEqual(last, { items: [{ petId: MAX, quantity: 9, status: 'available' }], next: undefined })
     })
 
-    test('When an entry is read and set with its ETag, then the write lands, its ledger row is exact, and the old ETag is refused with 412 leaving the entry as it was', async () => {
+    test('When an entry is read and set with its ETag, then the write lands, its ledger row is exact, and the ETag read before another writer’s change is refused with 412 leaving the entry as it was', async () => {
       const client = api()
       const { item, etag } = await client.inventory.get(BIG)
       assert.deepEqual(item, { petId: BIG, quantity: 7, status: 'available' })

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { describe, test } from 'node:test'
-import { OPERATIONS } from 'petstore-client'
+import { createClient, OPERATIONS } from 'petstore-client'
 import { clientTypes, int64Properties } from '../../scripts/client-types.js'
 
 const root = new URL('../../../', import.meta.url)
@@ -21,6 +21,14 @@ describe('petstore-client against the OpenAPI document', () => {
       .filter((id): id is string => typeof id === 'string')
       .sort()
     assert.deepEqual(Object.keys(OPERATIONS).sort(), documented)
+    // Each method named there exists on a client.
+    const api = createClient({ baseUrl: 'http://127.0.0.1:1/v1', token: 'psk_x' }) as unknown as Record<string, Record<string, unknown>>
+    for (const [operation, methods] of Object.entries(OPERATIONS)) {
+      for (const method of methods) {
+        const [group, name] = method.split('.') as [string, string]
+        assert.equal(typeof api[group]?.[name], 'function', `${operation}: ${method}`)
+      }
+    }
   })
 
   test('When the int64 properties are collected, then every id, seq and petId is one, and no name means two kinds of integer', () => {

@@ -35,7 +35,11 @@ function follow(api: ReturnType<typeof createClient>, options: { after?: bigint 
     for await (const row of api.changes.stream({ ...options, signal: controller.signal, onConnection: (state) => states.push(state) }))
       rows.push(row)
   })()
-  return { rows, states, stop: () => (controller.abort(), done) }
+  const stop = () => {
+    controller.abort()
+    return done
+  }
+  return { rows, states, stop }
 }
 
 for (const backend of BACKENDS) {

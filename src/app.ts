@@ -49,6 +49,7 @@ import type { Storage } from './storage/ports.js'
 import { WebhookDelivery } from './webhooks/delivery.js'
 import { NewWebhookSchema, WebhookCreateSchema, WebhookSchema } from './webhooks/webhook.schema.js'
 import { webhooksRoutes } from './webhooks/webhooks.routes.js'
+import { consoleRoutes } from './console/console.routes.js'
 import { WebhooksService } from './webhooks/webhooks.service.js'
 
 export { BODY_LIMIT } from './http/server-options.js'
@@ -195,6 +196,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     () => void delivery.scan(),
   )
   await app.register(webhooksRoutes, { prefix: API_PREFIX, webhooks })
+  // The operator console (outside /v1, no key for the page itself: it signs in with one).
+  await app.register(consoleRoutes)
 
   // Last, outside the authenticated scopes: a wrong method is answered before authentication.
   await app.register(methodNotAllowedRoutes)

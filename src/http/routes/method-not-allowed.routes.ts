@@ -7,6 +7,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Every path the app serves, with the methods it serves it for (filled in as routes are registered). */
     servedMethods: Map<string, Set<string>>
+    /** Each path of servedMethods as its routes spell it, with or without a trailing slash. */
+    servedSpellings: Map<string, Set<string>>
   }
 }
 
@@ -17,13 +19,17 @@ declare module 'fastify' {
 export const servedPaths = fp(
   async (app) => {
     const served = new Map<string, Set<string>>()
+    const spellings = new Map<string, Set<string>>()
     app.decorate('servedMethods', served)
+    app.decorate('servedSpellings', spellings)
     app.addHook('onRoute', (route) => {
-      // A plugin's '/' route is served both with and without the trailing slash: one path here.
+      // A plugin's '/' route is served both with and without the trailing slash: one path here,
+      // whose methods are refused under each spelling the routes use (/console and /console/).
       const url = route.url.length > 1 ? route.url.replace(/\/$/, '') : route.url
       const methods = served.get(url) ?? new Set<string>()
       for (const method of [route.method].flat()) methods.add(method)
       served.set(url, methods)
+      spellings.set(url, (spellings.get(url) ?? new Set<string>()).add(route.url))
     })
   },
   { name: 'petstore-served-paths' },
@@ -40,15 +46,17 @@ export const methodNotAllowedRoutes = fp(
       const allow = ALL_METHODS.filter((m) => methods.has(m))
       const refused = ALL_METHODS.filter((m) => !methods.has(m))
       if (refused.length === 0) continue
-      app.route({
-        method: refused,
-        url,
-        schema: { hide: true },
-        handler: (request, reply) => {
-          reply.header('allow', allow.join(', '))
-          return sendError(reply, 'method_not_allowed', `${request.method} is not allowed here; allowed: ${allow.join(', ')}`)
-        },
-      })
+      for (const spelling of app.servedSpellings.get(url) ?? [url]) {
+        app.route({
+          method: refused,
+          url: spelling,
+          schema: { hide: true },
+          handler: (request, reply) => {
+            reply.header('allow', allow.join(', '))
+            return sendError(reply, 'method_not_allowed', `${request.method} is not allowed here; allowed: ${allow.join(', ')}`)
+          },
+        })
+      }
     }
   },
   {

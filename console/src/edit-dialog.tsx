@@ -62,7 +62,15 @@ export function EditDialog({ item, onClose }: { item: InventoryItem; onClose: (s
       >
         <h3 id="edit-title">Edit pet {String(item.petId)}</h3>
         <label for="edit-quantity">Quantity</label>
-        <input id="edit-quantity" inputMode="numeric" required value={quantity} onInput={(e) => setQuantity(e.currentTarget.value)} />
+        {/* Read-only until the entry and its ETag are read, so the read cannot overwrite what was typed. */}
+        <input
+          id="edit-quantity"
+          inputMode="numeric"
+          required
+          readOnly={etag === undefined}
+          value={quantity}
+          onInput={(e) => setQuantity(e.currentTarget.value)}
+        />
         <label for="edit-reason">Reason</label>
         <select id="edit-reason" value={reason} onChange={(e) => setReason(e.currentTarget.value as Reason)}>
           <option value="arrival">arrival</option>

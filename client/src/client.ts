@@ -147,8 +147,11 @@ export function createClient(options: ClientOptions) {
     },
 
     changes: {
-      /** The ledger after `after` (default: from the start), in seq order, a page at a time. */
-      list: (query: { after?: bigint; petId?: bigint } & PageOptions = {}) =>
+      /**
+       * The ledger a page at a time: after `after` in seq order (default: from the start), or with
+       * `before`, below it newest first (INT64_MAX: from the newest row).
+       */
+      list: (query: ChangesQuery & PageOptions = {}) =>
         walk<InventoryChange>(http, {
           method: 'GET',
           path: 'inventory/changes',
@@ -156,7 +159,8 @@ export function createClient(options: ClientOptions) {
           repeat: 'safe',
           options: query,
         }),
-      page: (query: { after?: bigint; petId?: bigint } & PageOptions = {}) =>
+      /** One page; its `next` is the `after`, or with `before` the `before`, of the page that follows. */
+      page: (query: ChangesQuery & PageOptions = {}) =>
         page<InventoryChange>(http, {
           method: 'GET',
           path: 'inventory/changes',
@@ -223,6 +227,9 @@ function pageQuery(query: { status?: string; after?: bigint; pageSize?: number }
   return { status: query.status, after: query.after, limit: query.pageSize ?? defaultLimit }
 }
 
-function changesQuery(query: { after?: bigint; petId?: bigint; pageSize?: number }) {
-  return { after: query.after, petId: query.petId, limit: query.pageSize }
+/** A read of the ledger: oldest first after `after`, or newest first below `before` (the service refuses both). */
+export type ChangesQuery = { petId?: bigint } & ({ after?: bigint; before?: undefined } | { before?: bigint; after?: undefined })
+
+function changesQuery(query: ChangesQuery & { pageSize?: number }) {
+  return { after: query.after, before: query.before, petId: query.petId, limit: query.pageSize }
 }

@@ -1,4 +1,4 @@
-export { createClient, OPERATIONS, type PageOptions, type PetstoreClient, type Tagged } from './client.js'
+export { type ChangesQuery, createClient, OPERATIONS, type PageOptions, type PetstoreClient, type Tagged } from './client.js'
 export { type ErrorCode, PetstoreConnectionError, PetstoreError, PetstoreUnknownOutcomeError, WebhookVerificationError } from './errors.js'
 export type { StreamOptions } from './stream.js'
 export type { CallOptions, ClientOptions } from './transport.js'

@@ -3,12 +3,12 @@
 import type { Call, Transport } from './transport.js'
 import type { Page } from './types.js'
 
-/** One page: its items and the `after` of the page after it. */
+/** One page: its items and the cursor of the page after it (its `before` when read newest first, else its `after`). */
 async function readPage<T>(transport: Transport, call: Call): Promise<Page<T> & { link: URL | undefined }> {
   const answer = await transport.json<T[]>(call)
   const link = nextLink(answer.headers, transport.base)
-  const after = link?.searchParams.get('after')
-  return { items: answer.body, next: after === null || after === undefined ? undefined : BigInt(after), link }
+  const cursor = link?.searchParams.get('before') ?? link?.searchParams.get('after')
+  return { items: answer.body, next: cursor === null || cursor === undefined ? undefined : BigInt(cursor), link }
 }
 
 /** One page, as the client's `page` methods answer it. */

@@ -25,7 +25,10 @@ export type ErrorBody = Schemas['Error']
 /** Every operationId of the document. */
 export type OperationId = keyof operations
 
-/** One page of a paged listing, and the `after` that asks for the next one (none on the last page). */
+/**
+ * One page of a paged listing, and the cursor that asks for the next one (none on the last page): its
+ * `after`, or for the ledger read newest first (`changes` with `before`), its `before`.
+ */
 export interface Page<T> {
   items: T[]
   next: bigint | undefined

@@ -33,9 +33,12 @@ export function page<T>(reply: FastifyReply, rows: T[], limit: number, path: str
 
 type Filters = Record<string, string | bigint | undefined>
 
-/** The Link to the page after `after`, with the same limit and filters (in the order given). */
-export function nextLink(path: string, after: bigint, limit: number, filters: Filters): string {
-  const query = new URLSearchParams({ after: String(after), limit: String(limit) })
+/**
+ * The Link to the page after `cursor` (or, for a listing read newest first, before it), with the same
+ * limit and filters (in the order given).
+ */
+export function nextLink(path: string, cursor: bigint, limit: number, filters: Filters, direction: 'after' | 'before' = 'after'): string {
+  const query = new URLSearchParams({ [direction]: String(cursor), limit: String(limit) })
   for (const [name, value] of Object.entries(filters)) if (value !== undefined) query.append(name, String(value))
   return `<${path}?${query}>; rel="next"`
 }

@@ -63,6 +63,18 @@ export class InventoryService {
     return rows.length > limit ? { rows: rows.slice(0, limit), nextAfter: rows[limit - 1]!.seq } : { rows }
   }
 
+  /**
+   * A page of the ledger newest first, below `before` (of one pet, when given: by the same index,
+   * read backwards), and the seq the next page continues below when older rows remain: full pages
+   * as changesPage's. No cursor expires: retention removes only a prefix of the ledger, and every row
+   * written later is above the cursor, so a walk down never skips a row; it ends at the oldest row
+   * kept (a page past it, whose rows were removed after the Link to it was sent, is short or empty).
+   */
+  async changesPageBefore(before: bigint, limit: number, petId?: bigint): Promise<{ rows: InventoryChange[]; nextBefore?: bigint }> {
+    const rows = await this.storage.listChanges({ after: 0n, through: before - 1n, limit: limit + 1, petId, newestFirst: true })
+    return rows.length > limit ? { rows: rows.slice(0, limit), nextBefore: rows[limit - 1]!.seq } : { rows }
+  }
+
   /** One pet's latest `limit` changes, newest first. */
   history(petId: bigint, limit: number): Promise<InventoryChange[]> {
     return this.storage.listChanges({ after: 0n, petId, limit, newestFirst: true })

@@ -1,6 +1,6 @@
 // petstore-client against a live service on each backend: exact int64s everywhere, typed errors,
-// conditional writes, paging. (Retries: retries.test.ts; the stream: stream.test.ts; webhooks and the
-// packed tarball: webhooks.test.ts, package.test.ts.)
+// conditional writes, paging (the ledger newest first too). (Retries: retries.test.ts; the stream:
+// stream.test.ts; webhooks and the packed tarball: webhooks.test.ts, package.test.ts.)
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -119,6 +119,48 @@ for (const backend of BACKENDS) {
       assert.ok(short instanceof PetstoreError)
       assert.deepEqual([short.status, short.code], [409, 'insufficient_stock'])
       assert.equal((await client.inventory.get(MIN)).item.quantity, 3)
+    })
+
+    test('When the ledger is read newest first with before, then list and page walk it from the newest row down, the rows oldest first reversed, for the store and for one pet, and next is the before of the next page', async () => {
+      const client = api()
+      const oldestFirst: InventoryChange[] = []
+      for await (const change of client.changes.list()) oldestFirst.push(change)
+      assert.ok(oldestFirst.length >= 10, `${oldestFirst.length} rows`)
+      const newestFirst: InventoryChange[] = []
+      for await (const change of client.changes.list({ before: MAX, pageSize: 3 })) newestFirst.push(change)
+      assert.deepEqual(newestFirst, [...oldestFirst].reverse())
+
+      const pages: bigint[][] = []
+      for (let next: bigint | undefined = MAX; next !== undefined; ) {
+        const page = await client.changes.page({ before: next, pageSize: 4 })
+        pages.push(page.items.map((c) => c.seq))
+        if (page.next !== undefined) assert.equal(page.next, page.items.at(-1)!.seq, 'next is the oldest seq of the page')
+        next = page.next
+      }
+      assert.deepEqual(
+        pages.flat(),
+        newestFirst.map((c) => c.seq),
+      )
+      assert.ok(pages.slice(0, -1).every((p) => p.length === 4) && pages.at(-1)!.length > 0, JSON.stringify(pages.map((p) => p.length)))
+
+      for (const petId of [BIG, MAX]) {
+        const mine = oldestFirst.filter((c) => c.petId === petId).reverse()
+        assert.ok(mine.length >= 3, `pet ${petId}: ${mine.length} rows`)
+        const walked: InventoryChange[] = []
+        for await (const change of client.changes.list({ before: MAX, petId, pageSize: 1 })) walked.push(change)
+        assert.deepEqual(walked, mine)
+        const latest = await client.changes.page({ before: MAX, petId, pageSize: 2 })
+        assert.deepEqual(latest, { items: mine.slice(0, 2), next: mine[1]!.seq })
+        const older = await client.changes.page({ before: latest.next!, petId, pageSize: 2 })
+        assert.deepEqual(older.items, mine.slice(2, 4))
+      }
+      // Oldest first, next is still the after of the next page.
+      const first = await client.changes.page({ pageSize: 2 })
+      assert.deepEqual([first.items, first.next], [oldestFirst.slice(0, 2), oldestFirst[1]!.seq])
+      // @ts-expect-error: one direction per read; the service refuses both.
+      const both = await client.changes.page({ before: MAX, after: 0n }).catch((e: unknown) => e)
+      assert.ok(both instanceof PetstoreError, String(both))
+      assert.deepEqual([both.status, both.code], [400, 'invalid_request'])
     })
 
     test('When a key lacks a scope, an id is unknown or a value is out of range, then each is a PetstoreError with its status and code, and nothing changes', async () => {

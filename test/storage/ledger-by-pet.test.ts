@@ -1,8 +1,8 @@
 // One pet's changes are read by the ledger's index by pet (SQLite migration 009, PostgreSQL 011): a
 // page of the feed filtered by pet is full unless it is the last, its Link never leads to an empty
-// page, and `petstore history` reads newest first; the query plan on each backend is an index range
-// scan, not a scan of the ledger. Three imports of 25,000 pets give pet p the seqs p, 25,000 + p and
-// 50,000 + p, far apart in a ledger of 75,000 rows.
+// page, and `petstore history` and the feed with `before` read newest first; the query plan on each
+// backend is an index range scan, not a scan of the ledger, both ways. Three imports of 25,000 pets
+// give pet p the seqs p, 25,000 + p and 50,000 + p, far apart in a ledger of 75,000 rows.
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import Database from 'better-sqlite3'
@@ -10,6 +10,7 @@ import pg from 'pg'
 import type { ImportRecord } from '../../src/domain.js'
 import { InventoryService } from '../../src/inventory/inventory.service.js'
 import { BACKENDS, useStorage } from './backends.js'
+import { INT64_MAX } from './fixtures.js'
 
 const PETS = 25_000
 
@@ -21,15 +22,27 @@ async function* records(quantity: number): AsyncIterable<ImportRecord[]> {
     }))
 }
 
-/** The plan of one pet's page as the backend would run it. */
-async function planOf(url: string, newestFirst: boolean): Promise<string> {
+interface PlannedPage {
+  newestFirst: boolean
+  /** A newest-first page's `before`: the storage reads through the seq below it. */
+  before?: bigint
+  /** Without it, a page of the whole ledger. */
+  petId?: bigint
+}
+
+/** The plan of a page as the backend would run it (the statement of src/storage/<backend>/ledger.ts). */
+async function planOf(url: string, { newestFirst, before, petId }: PlannedPage): Promise<string> {
   const order = newestFirst ? 'DESC' : ''
+  const values = [0n, ...(before === undefined ? [] : [before - 1n]), ...(petId === undefined ? [] : [petId]), 101n]
+  const where = ['seq > ?', ...(before === undefined ? [] : ['seq <= ?']), ...(petId === undefined ? [] : ['pet_id = ?'])].join(' AND ')
   if (url.startsWith('sqlite:')) {
     const db = new Database(url.slice('sqlite:'.length), { readonly: true })
     try {
       const rows = db
-        .prepare(`EXPLAIN QUERY PLAN SELECT * FROM inventory_changes WHERE seq > ? AND pet_id = ? ORDER BY seq ${order} LIMIT ?`)
-        .all(0, 5, 101) as { detail: string }[]
+        .prepare(`EXPLAIN QUERY PLAN SELECT * FROM inventory_changes WHERE ${where} ORDER BY seq ${order} LIMIT ?`)
+        .all(...values) as {
+        detail: string
+      }[]
       return rows.map((r) => r.detail).join('\n')
     } finally {
       db.close()
@@ -38,9 +51,10 @@ async function planOf(url: string, newestFirst: boolean): Promise<string> {
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {
+    let n = 0
     const { rows } = await client.query(
-      `EXPLAIN SELECT * FROM inventory_changes WHERE seq > $1 AND pet_id = $2 ORDER BY inventory_changes.seq ${order} LIMIT $3`,
-      ['0', '5', 101],
+      `EXPLAIN SELECT * FROM inventory_changes WHERE ${where.replace(/\?/g, () => `$${++n}`)} ORDER BY inventory_changes.seq ${order} LIMIT $${++n}`,
+      values.map(String),
     )
     return rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n')
   } finally {
@@ -108,8 +122,66 @@ for (const backend of BACKENDS) {
 
     test("When one pet's page is planned, then the backend reads it by the index by pet, both ways", async () => {
       for (const newestFirst of [false, true]) {
-        const plan = await planOf(fixture.database.url, newestFirst)
+        const plan = await planOf(fixture.database.url, { newestFirst, petId: 5n })
         assert.match(plan, /inventory_changes_pet/, plan)
+      }
+    })
+
+    test('When the feed is read newest first below a seq, then the pages are the rows oldest first reversed, full but the last, for the store and for one pet', async () => {
+      const walk = async (before: bigint, limit: number, petId?: bigint) => {
+        const pages: { seqs: bigint[]; nextBefore: bigint | undefined }[] = []
+        let cursor: bigint | undefined = before
+        while (cursor !== undefined && pages.length < 10) {
+          const { rows, nextBefore }: { rows: { seq: bigint }[]; nextBefore?: bigint } = await inventory.changesPageBefore(
+            cursor,
+            limit,
+            petId,
+          )
+          pages.push({ seqs: rows.map((r) => r.seq), nextBefore })
+          cursor = nextBefore
+        }
+        return pages
+      }
+      assert.deepEqual(await walk(INT64_MAX, 1, 5n), [
+        { seqs: [50_005n], nextBefore: 50_005n },
+        { seqs: [25_005n], nextBefore: 25_005n },
+        { seqs: [5n], nextBefore: undefined },
+      ])
+      // Two full pages and nothing after them: the second has no Link onward.
+      assert.deepEqual(await walk(50_006n, 2, 5n), [
+        { seqs: [50_005n, 25_005n], nextBefore: 25_005n },
+        { seqs: [5n], nextBefore: undefined },
+      ])
+      assert.deepEqual(await walk(50_005n, 2, 5n), [{ seqs: [25_005n, 5n], nextBefore: undefined }])
+      assert.deepEqual(await walk(5n, 2, 5n), [{ seqs: [], nextBefore: undefined }])
+      assert.deepEqual(await walk(INT64_MAX, 2, BigInt(PETS + 1)), [{ seqs: [], nextBefore: undefined }])
+      // The whole ledger, from its newest row (the first ten pages), and from the middle.
+      const top = await walk(INT64_MAX, 3)
+      assert.deepEqual(
+        top.flatMap((p) => p.seqs),
+        Array.from({ length: 30 }, (_, i) => 75_000n - BigInt(i)),
+      )
+      assert.ok(top.every((p) => p.nextBefore === p.seqs.at(-1)))
+      const middle = await inventory.changesPageBefore(30_001n, 4)
+      assert.deepEqual([middle.rows.map((r) => r.seq), middle.nextBefore], [[30_000n, 29_999n, 29_998n, 29_997n], 29_997n])
+      const start = await inventory.changesPageBefore(4n, 3)
+      assert.deepEqual([start.rows.map((r) => r.seq), start.nextBefore], [[3n, 2n, 1n], undefined])
+      assert.deepEqual(await inventory.changesPageBefore(1n, 3), { rows: [] })
+    })
+
+    test('When a newest-first page is planned, then the backend reads it backwards by an index (the primary key, or the index by pet), whether from the newest row or the middle', async () => {
+      for (const before of [INT64_MAX, 30_001n]) {
+        const store = await planOf(fixture.database.url, { newestFirst: true, before })
+        const pet = await planOf(fixture.database.url, { newestFirst: true, before, petId: 5n })
+        if (backend.name === 'sqlite') {
+          // SQLite: a SEARCH in the index's order, so no sort (a TEMP B-TREE) of what it finds.
+          assert.match(store, /^SEARCH inventory_changes USING INTEGER PRIMARY KEY \(rowid>\? AND rowid<\?\)$/, store)
+          assert.match(pet, /^SEARCH inventory_changes USING INDEX inventory_changes_pet \(pet_id=\? AND rowid>\? AND rowid<\?\)$/, pet)
+        } else {
+          assert.match(store, /Index Scan Backward using inventory_changes_pkey/, store)
+          assert.match(pet, /Index Scan Backward using inventory_changes_pet/, pet)
+          for (const plan of [store, pet]) assert.doesNotMatch(plan, /Sort|Seq Scan/, plan)
+        }
       }
     })
   })

@@ -1,12 +1,13 @@
 // LedgerRetention, on every backend: the oldest rows go a prefix at a time, up to a count, while their
 // time is before the cutoff; a row not before it stops the prefix; the newest row always stays (so seqs
 // are never given out twice, even on SQLite, which numbers after the largest present); prunedThrough
-// says how far rows are gone, and only grows; two instances pruning at once remove each row once.
+// says how far rows are gone, and only grows; two instances pruning at once remove each row once; a
+// newest-first read ends at the oldest row kept.
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { Storage } from '../../src/storage/ports.js'
 import { BACKENDS, useStorage } from './backends.js'
-import { actor, changesAfter, item, seed } from './fixtures.js'
+import { INT64_MAX, actor, changesAfter, item, seed } from './fixtures.js'
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -46,6 +47,25 @@ for (const backend of BACKENDS) {
       assert.deepEqual(
         (await storage.listChanges({ after: 5n, limit: 10, petId: 1n })).map((c) => c.seq),
         [6n, 7n, 8n],
+      )
+    })
+
+    test('When rows are pruned during a newest-first walk, then it ends at the oldest row kept: no row below it, none kept skipped', async () => {
+      const { storage } = fixture
+      const cut = await ledgerAroundCut(storage)
+      const page = (before: bigint, limit: number) =>
+        storage.listChanges({ after: 0n, through: before - 1n, limit, newestFirst: true }).then((rows) => rows.map((c) => c.seq))
+      assert.deepEqual(await page(8n, 3), [7n, 6n, 5n])
+      assert.equal(await storage.pruneLedger(cut, 100), 5)
+      // The next page, below 5, had rows when the one before it was read: now they are gone, and the walk ends.
+      assert.deepEqual(await page(5n, 3), [])
+      assert.deepEqual(await page(INT64_MAX, 100), [8n, 7n, 6n])
+      assert.deepEqual(await page(7n, 3), [6n])
+      assert.deepEqual(
+        await storage
+          .listChanges({ after: 0n, through: 7n, limit: 10, petId: 1n, newestFirst: true })
+          .then((rows) => rows.map((c) => c.seq)),
+        [7n, 6n],
       )
     })
 

@@ -1,9 +1,10 @@
-// LedgerReads, on every backend: seq ranges read exactly, by pet, either way, with int64 values as bigints.
+// LedgerReads, on every backend: seq ranges read exactly, by pet, either way, with int64 values as bigints;
+// newest-first pages (the feed's `before`) are the rows reversed, unmoved by rows written meanwhile.
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { InventoryChange } from '../../src/domain.js'
 import { BACKENDS, useStorage } from './backends.js'
-import { INT64_MAX, INT64_MIN, actor, item, seed } from './fixtures.js'
+import { BEYOND_DOUBLE, INT64_MAX, INT64_MIN, actor, item, seed } from './fixtures.js'
 
 for (const backend of BACKENDS) {
   describe(`Storage contract: ledger reads (${backend.name})`, () => {
@@ -94,6 +95,78 @@ for (const backend of BACKENDS) {
         assert.deepEqual(seqs(await storage.listChanges({ after: 0n, limit: 2, petId: INT64_MAX, newestFirst: true })), [10n, 9n])
         assert.deepEqual(await storage.listChanges({ after: 0n, limit: 100, petId: INT64_MAX - 1n }), [])
         assert.deepEqual(await storage.listChanges({ after: 0n, limit: 100, petId: 4n }), [])
+      })
+    })
+
+    describe('newest-first pages', () => {
+      const fixture = useStorage(backend, { scope: 'describe' })
+      const PETS = [INT64_MAX, BEYOND_DOUBLE, 1n]
+      /** Seqs 1..15: the three pets imported, then four sets of each in turn. */
+      let all: InventoryChange[] = []
+
+      /**
+       * Walks newest first as the feed's `before` does: pages of `limit` rows through the seq below
+       * `before`, each continuing below the oldest row of the one before it; `between` runs after each page.
+       */
+      const walk = async (limit: number, petId?: bigint, between?: () => Promise<void>) => {
+        const pages: InventoryChange[][] = []
+        let through = INT64_MAX - 1n
+        for (;;) {
+          const page = await fixture.storage.listChanges({ after: 0n, through, limit, petId, newestFirst: true })
+          if (page.length > 0) pages.push(page)
+          if (page.length < limit) return pages
+          through = page.at(-1)!.seq - 1n
+          await between?.()
+        }
+      }
+
+      test('When the ledger is read newest first a page at a time, then the pages are the rows oldest first reversed, for the store and for each pet', async () => {
+        const { storage } = fixture
+        await seed(
+          storage,
+          PETS.map((petId, i) => item(petId, i)),
+        )
+        for (let i = 0; i < 12; i++) await storage.writeStock({ kind: 'set', petId: PETS[i % 3]!, quantity: 100 + i, actor: actor(i) })
+        all = await storage.listChanges({ after: 0n, limit: 100 })
+        assert.equal(all.length, 15)
+        for (const limit of [1, 4, 5, 15, 100]) {
+          const pages = await walk(limit)
+          assert.deepEqual(pages.flat(), [...all].reverse(), `limit ${limit}`)
+          assert.ok(
+            pages.slice(0, -1).every((p) => p.length === limit),
+            `limit ${limit}: full pages but the last`,
+          )
+          for (const petId of PETS) {
+            assert.deepEqual(
+              (await walk(limit, petId)).flat(),
+              all.filter((c) => c.petId === petId).reverse(),
+              `limit ${limit}, pet ${petId}`,
+            )
+          }
+        }
+        // The pet ids come back exact (2^53 + 1 and the int64 maximum), as bigints.
+        const [newest] = await storage.listChanges({
+          after: 0n,
+          through: INT64_MAX - 1n,
+          limit: 1,
+          petId: BEYOND_DOUBLE,
+          newestFirst: true,
+        })
+        assert.deepEqual([newest?.petId, newest?.quantity], [BEYOND_DOUBLE, 110])
+        assert.deepEqual(await storage.listChanges({ after: 0n, through: 0n, limit: 10, newestFirst: true }), [])
+      })
+
+      test('When rows are written between the pages of a newest-first walk, then the pages below the cursor are the same, and a walk from the newest starts with them', async () => {
+        const { storage } = fixture
+        let written = 0
+        const pages = await walk(4, undefined, async () => {
+          for (const petId of PETS) await storage.writeStock({ kind: 'set', petId, quantity: 200 + written++, actor: actor() })
+        })
+        assert.deepEqual(pages.flat(), [...all].reverse())
+        assert.equal(written, 9)
+        const now = await storage.listChanges({ after: 0n, limit: 100 })
+        assert.deepEqual(now.slice(0, 15), all)
+        assert.deepEqual((await walk(7)).flat(), [...now].reverse())
       })
     })
   })

@@ -11,7 +11,7 @@ export interface paths {
         };
         /**
          * Read the ledger of stock changes
-         * @description Every change to a quantity (updateInventory, an import, an order placed or cancelled) has one row, written in the same transaction as the change, in seq order. Poll with `after` set to the last seq you saw: seqs become visible in increasing order, across all instances, so a reader never misses or repeats a change. A `Link` header with rel="next" is sent while more rows remain: every page but the last holds `limit` rows, with `petId` too (one pet's rows are read by an index, in time independent of the ledger's size).
+         * @description Every change to a quantity (updateInventory, an import, an order placed or cancelled) has one row, written in the same transaction as the change, in seq order. Poll with `after` set to the last seq you saw: seqs become visible in increasing order, across all instances, so a reader never misses or repeats a change. With `before` instead, the rows below it come newest first (9223372036854775807: from the newest), for the latest changes of the store or of one pet without reading the ledger from its start; rows written meanwhile are above the cursor, so they never shift a page. `after` and `before` together are 400. A `Link` header with rel="next" is sent while more rows remain (with `before`, older ones): every page but the last holds `limit` rows, with `petId` too (one pet's rows are read by an index, in time independent of the ledger's size). Retention (LEDGER_RETENTION) answers 410 to an `after` before removed rows; a newest-first walk just ends at the oldest row kept.
          */
         get: operations["listInventoryChanges"];
         put?: never;
@@ -861,10 +861,15 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Return changes with a seq above this one, from 0 (default 0: from the start). Pass the last seq you saw. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @description Return changes with a seq above this one, oldest first, from 0 (left out, and without `before`: from the start). Pass the last seq you saw. Not with `before`. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
                  * @example 1043
                  */
                 after?: bigint;
+                /**
+                 * @description Return changes with a seq below this one, newest first, from 1. To start from the newest change, pass 9223372036854775807 (the int64 maximum); then the seq of the oldest row you have, as the Link does. Not with `after`. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 1043
+                 */
+                before?: bigint;
                 /** @description How many items to return at most, from 1 to 1000 (default 100). */
                 limit?: number;
                 /**
@@ -879,7 +884,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Up to `limit` rows, by seq. */
+            /** @description Up to `limit` rows: by seq (oldest first), or with `before` by descending seq (newest first). */
             200: {
                 headers: {
                     /** @description Present when more items remain: `<…>; rel="next"` (RFC 8288), the URL of the next page, path-absolute, with the same filters and limit. Absent on the last page. */

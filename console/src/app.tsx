@@ -1,9 +1,16 @@
 import type { ApiKey } from 'petstore-client'
 import { useEffect, useState } from 'preact/hooks'
 import { SignIn } from './pages/sign-in.js'
+import { OrdersPage } from './pages/orders.js'
 import { StockPage } from './pages/stock.js'
 import { describeProblem } from './problems.js'
 import { api, dropKey, type Session, sessionOf, storedKey } from './session.js'
+
+/** The pages in the navigation, in its order. */
+const PAGES = [
+  { path: '/stock', name: 'Stock' },
+  { path: '/orders', name: 'Orders' },
+]
 
 /** The console's pages by the hash of the URL (no server routes: /console/ serves one page). */
 function useRoute(): string {
@@ -49,9 +56,11 @@ export function App() {
       <header class="bar">
         <h1>Petstore</h1>
         <nav aria-label="Main">
-          <a href="#/stock" aria-current={route.startsWith('/stock') ? 'page' : undefined}>
-            Stock
-          </a>
+          {PAGES.map((page) => (
+            <a key={page.path} href={`#${page.path}`} aria-current={route.startsWith(page.path) ? 'page' : undefined}>
+              {page.name}
+            </a>
+          ))}
         </nav>
         <div class="who">
           <span>
@@ -63,7 +72,7 @@ export function App() {
           </button>
         </div>
       </header>
-      <main>{<StockPage session={session} />}</main>
+      <main>{route.startsWith('/orders') ? <OrdersPage session={session} /> : <StockPage session={session} />}</main>
     </div>
   )
 }

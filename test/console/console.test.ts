@@ -7,11 +7,12 @@ import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { gzipSync } from 'node:zlib'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { createClient, type InventoryChange } from 'petstore-client'
 import { CONSOLE_CSP } from '../../src/console/console.routes.js'
 import { browserUnavailable, launchBrowser } from '../support/browser.js'
 import { BACKENDS, createKey, useSuite } from '../support/helpers.js'
+import { openConsole, settledTable, signIn } from './console-page.js'
 
 const ARTIFACTS = fileURLToPath(new URL('../../../test-artifacts/console/', import.meta.url))
 const STATUSES = ['available', 'pending', 'sold'] as const
@@ -42,31 +43,8 @@ for (const backend of BACKENDS) {
     after(async () => browser?.close())
     const api = () => createClient({ baseUrl: `${suite.server.baseUrl}/v1`, token: suite.token })
 
-    /** A fresh browser context (its own storage) at the console, watching what the page requests. */
-    async function open(width = 1280): Promise<{ context: BrowserContext; page: Page; requests: string[]; problems: string[] }> {
-      const context = await browser.newContext({ viewport: { width, height: 900 } })
-      const page = await context.newPage()
-      const requests: string[] = []
-      const problems: string[] = []
-      page.on('request', (r) => requests.push(r.url()))
-      page.on('console', (m) => m.type() === 'error' && problems.push(m.text()))
-      page.on('pageerror', (e) => problems.push(String(e)))
-      await page.goto(`${suite.server.baseUrl}/console/`)
-      return { context, page, requests, problems }
-    }
-
-    async function signIn(page: Page, token: string) {
-      await page.getByLabel('API key').fill(token)
-      await page.getByRole('button', { name: 'Sign in' }).click()
-      await page.getByRole('button', { name: 'Sign out' }).waitFor()
-    }
-
-    /** The Stock table once its rows are loaded (aria-busy false). */
-    const settled = async (page: Page) => {
-      const table = page.getByRole('table', { name: 'Stock' })
-      await page.locator('table[aria-busy="false"]').waitFor()
-      return table
-    }
+    const open = (width = 1280) => openConsole(browser, suite.server.baseUrl, width)
+    const settled = (page: Page) => settledTable(page, 'Stock')
     const firstPets = async (page: Page, count = 3) => {
       const table = await settled(page)
       await table.locator('tbody tr').first().waitFor()

@@ -91,43 +91,47 @@ export function StockPage({ session }: { session: Session }) {
           {problem}
         </p>
       )}
-      <table aria-label="Stock" aria-busy={loading}>
-        <thead>
-          <tr>
-            <th scope="col">Pet</th>
-            <th scope="col">Quantity</th>
-            <th scope="col">Status</th>
-            <th scope="col">
-              <span class="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {items.map((item) => {
-            const low = item.quantity < threshold
-            return (
-              <tr key={String(item.petId)} class={low ? 'low' : undefined}>
-                <td>{String(item.petId)}</td>
-                <td>
-                  {item.quantity}
-                  {low && <span class="badge">Low stock</span>}
-                </td>
-                <td>{item.status}</td>
-                <td>
-                  <button
-                    type="button"
-                    aria-disabled={!canWrite}
-                    aria-describedby={canWrite ? undefined : 'no-write'}
-                    onClick={() => canWrite && setEditing(item)}
-                  >
-                    Edit {String(item.petId)}
-                  </button>
-                </td>
-              </tr>
-            )
-          })}
-        </tbody>
-      </table>
+      <div class="table-scroll">
+        <table aria-label="Stock" aria-busy={loading}>
+          <thead>
+            <tr>
+              <th scope="col">Pet</th>
+              <th scope="col" class="num">
+                Quantity
+              </th>
+              <th scope="col">Status</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((item) => {
+              const low = item.quantity < threshold
+              return (
+                <tr key={String(item.petId)} class={low ? 'low' : undefined}>
+                  <td class="id">{String(item.petId)}</td>
+                  <td class="num">
+                    {item.quantity}
+                    {low && <span class="badge">Low stock</span>}
+                  </td>
+                  <td>{item.status}</td>
+                  <td>
+                    <button
+                      type="button"
+                      aria-disabled={!canWrite}
+                      aria-describedby={canWrite ? undefined : 'no-write'}
+                      onClick={() => canWrite && setEditing(item)}
+                    >
+                      Edit {String(item.petId)}
+                    </button>
+                  </td>
+                </tr>
+              )
+            })}
+          </tbody>
+        </table>
+      </div>
       {!canWrite && (
         <p id="no-write" class="hint">
           Editing needs a key with the inventory:write scope.

@@ -1,0 +1,188 @@
+import { type Order, type OrderStatus, PetstoreError } from 'petstore-client'
+import { useEffect, useState } from 'preact/hooks'
+import { describeProblem } from '../problems.js'
+import { api, type Session } from '../session.js'
+
+const PAGE_SIZE = 50
+
+/** The moves an order may make from each status (the API's rules; it refuses any other with 409). */
+const MOVES: Record<OrderStatus, { label: string; to: OrderStatus }[]> = {
+  placed: [
+    { label: 'Approve', to: 'approved' },
+    { label: 'Cancel', to: 'cancelled' },
+  ],
+  approved: [
+    { label: 'Deliver', to: 'delivered' },
+    { label: 'Cancel', to: 'cancelled' },
+  ],
+  delivered: [],
+  cancelled: [],
+}
+
+export function OrdersPage({ session }: { session: Session }) {
+  const [status, setStatus] = useState<OrderStatus | ''>('')
+  const [trail, setTrail] = useState<(bigint | undefined)[]>([undefined])
+  const [orders, setOrders] = useState<Order[]>([])
+  const [next, setNext] = useState<bigint | undefined>()
+  const [loading, setLoading] = useState(true)
+  const [problem, setProblem] = useState<string | undefined>()
+  const [notice, setNotice] = useState<string | undefined>()
+  const [petId, setPetId] = useState('')
+  const [quantity, setQuantity] = useState('1')
+  const [busy, setBusy] = useState(false)
+  const [reload, setReload] = useState(0)
+  const canWrite = session.can('orders:write')
+
+  useEffect(() => {
+    if (!session.can('orders:read')) {
+      setLoading(false)
+      return setProblem('Seeing orders needs a key with the orders:read scope.')
+    }
+    const controller = new AbortController()
+    setLoading(true)
+    api.orders
+      .page({ status: status || undefined, after: trail.at(-1), pageSize: PAGE_SIZE, signal: controller.signal })
+      .then((page) => {
+        setOrders(page.items)
+        setNext(page.next)
+        setProblem(undefined)
+      })
+      .catch((error) => controller.signal.aborted || setProblem(describeProblem(error)))
+      .finally(() => controller.signal.aborted || setLoading(false))
+    return () => controller.abort()
+  }, [status, trail, reload])
+
+  const act = async (work: () => Promise<string>) => {
+    setBusy(true)
+    setProblem(undefined)
+    setNotice(undefined)
+    try {
+      setNotice(await work())
+      setReload((n) => n + 1)
+    } catch (error) {
+      // A 409 (not enough stock, a move the order cannot make) is said in the API's own words.
+      setProblem(error instanceof PetstoreError ? error.message : describeProblem(error))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  const place = (event: Event) => {
+    event.preventDefault()
+    if (!canWrite) return
+    const pet = petId.trim()
+    const units = Number(quantity)
+    if (!/^-?\d{1,19}$/.test(pet)) return setProblem('A pet ID is a whole number.')
+    if (!Number.isInteger(units) || units < 1 || units > 2147483647)
+      return setProblem('The quantity is a whole number from 1 to 2147483647.')
+    void act(async () => {
+      const order = await api.orders.place({ petId: BigInt(pet), quantity: units })
+      return `Order ${order.id} placed: ${order.quantity} of pet ${order.petId}.`
+    })
+  }
+
+  return (
+    <section aria-labelledby="orders-heading">
+      <h2 id="orders-heading">Orders</h2>
+      <form class="controls" onSubmit={place}>
+        <label for="order-pet">Pet ID</label>
+        <input id="order-pet" inputMode="numeric" required value={petId} onInput={(e) => setPetId(e.currentTarget.value)} />
+        <label for="order-quantity">Quantity</label>
+        <input id="order-quantity" inputMode="numeric" required value={quantity} onInput={(e) => setQuantity(e.currentTarget.value)} />
+        <button type="submit" disabled={busy} aria-disabled={!canWrite} aria-describedby={canWrite ? undefined : 'no-order-write'}>
+          Place order
+        </button>
+      </form>
+      <div class="controls">
+        <label for="order-status">Status</label>
+        <select
+          id="order-status"
+          value={status}
+          onChange={(e) => {
+            setStatus(e.currentTarget.value as OrderStatus | '')
+            setTrail([undefined])
+          }}
+        >
+          <option value="">All</option>
+          <option value="placed">Placed</option>
+          <option value="approved">Approved</option>
+          <option value="delivered">Delivered</option>
+          <option value="cancelled">Cancelled</option>
+        </select>
+      </div>
+      {notice && (
+        <p role="status" class="hint">
+          {notice}
+        </p>
+      )}
+      {problem && (
+        <p role="alert" class="problem">
+          {problem}
+        </p>
+      )}
+      {!canWrite && (
+        <p id="no-order-write" class="hint">
+          Placing and moving orders needs a key with the orders:write scope.
+        </p>
+      )}
+      <div class="table-scroll">
+        <table aria-label="Orders" aria-busy={loading}>
+          <thead>
+            <tr>
+              <th scope="col">Order</th>
+              <th scope="col">Pet</th>
+              <th scope="col" class="num">
+                Quantity
+              </th>
+              <th scope="col">Status</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {orders.map((order) => (
+              <tr key={String(order.id)}>
+                <td class="id">{String(order.id)}</td>
+                <td class="id">{String(order.petId)}</td>
+                <td class="num">{order.quantity}</td>
+                <td>{order.status}</td>
+                <td>
+                  <div class="row-actions">
+                    {MOVES[order.status].map((move) => (
+                      <button
+                        key={move.to}
+                        type="button"
+                        disabled={busy}
+                        aria-disabled={!canWrite}
+                        aria-describedby={canWrite ? undefined : 'no-order-write'}
+                        onClick={() =>
+                          canWrite &&
+                          void act(async () => {
+                            const moved = await api.orders.update(order.id, { status: move.to })
+                            return `Order ${moved.id} is ${moved.status}.`
+                          })
+                        }
+                      >
+                        {move.label}
+                      </button>
+                    ))}
+                  </div>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <div class="pager">
+        <button type="button" disabled={trail.length <= 1} onClick={() => setTrail(trail.slice(0, -1))}>
+          Previous page
+        </button>
+        <span>Page {trail.length}</span>
+        <button type="button" disabled={next === undefined} onClick={() => setTrail([...trail, next])}>
+          Next page
+        </button>
+      </div>
+    </section>
+  )
+}

@@ -2,6 +2,7 @@ import { type InventoryItem, type InventoryUpdate, PetstoreError } from 'petstor
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { describeProblem } from './problems.js'
 import { api } from './session.js'
+import { Problem } from './parts.js'
 
 type Reason = NonNullable<InventoryUpdate['reason']>
 
@@ -93,11 +94,7 @@ export function EditDialog({ item, onClose }: { item: InventoryItem; onClose: (s
             </button>
           </div>
         )}
-        {problem && (
-          <p role="alert" class="problem">
-            {problem}
-          </p>
-        )}
+        <Problem text={problem} />
         <div class="actions">
           <button type="button" onClick={() => onClose(false)}>
             Cancel

@@ -1,7 +1,8 @@
 import { type Order, type OrderStatus, PetstoreError } from 'petstore-client'
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useMemo, useState } from 'preact/hooks'
 import { describeProblem } from '../problems.js'
 import { api, type Session } from '../session.js'
+import { Pager, Problem } from '../parts.js'
 
 const PAGE_SIZE = 50
 
@@ -24,22 +25,23 @@ export function OrdersPage({ session }: { session: Session }) {
   const [trail, setTrail] = useState<(bigint | undefined)[]>([undefined])
   const [orders, setOrders] = useState<Order[]>([])
   const [next, setNext] = useState<bigint | undefined>()
-  const [loading, setLoading] = useState(true)
   const [problem, setProblem] = useState<string | undefined>()
   const [notice, setNotice] = useState<string | undefined>()
   const [petId, setPetId] = useState('')
   const [quantity, setQuantity] = useState('1')
   const [busy, setBusy] = useState(false)
   const [reload, setReload] = useState(0)
+  // As on the Stock page: the table is busy from the render that asks for new rows until they are in.
+  const request = useMemo(() => ({}), [status, trail, reload])
+  const [loaded, setLoaded] = useState<object>()
   const canWrite = session.can('orders:write')
 
   useEffect(() => {
     if (!session.can('orders:read')) {
-      setLoading(false)
+      setLoaded(request)
       return setProblem('Seeing orders needs a key with the orders:read scope.')
     }
     const controller = new AbortController()
-    setLoading(true)
     api.orders
       .page({ status: status || undefined, after: trail.at(-1), pageSize: PAGE_SIZE, signal: controller.signal })
       .then((page) => {
@@ -48,9 +50,9 @@ export function OrdersPage({ session }: { session: Session }) {
         setProblem(undefined)
       })
       .catch((error) => controller.signal.aborted || setProblem(describeProblem(error)))
-      .finally(() => controller.signal.aborted || setLoading(false))
+      .finally(() => controller.signal.aborted || setLoaded(request))
     return () => controller.abort()
-  }, [status, trail, reload])
+  }, [request])
 
   const act = async (work: () => Promise<string>) => {
     setBusy(true)
@@ -115,18 +117,14 @@ export function OrdersPage({ session }: { session: Session }) {
           {notice}
         </p>
       )}
-      {problem && (
-        <p role="alert" class="problem">
-          {problem}
-        </p>
-      )}
+      <Problem text={problem} />
       {!canWrite && (
         <p id="no-order-write" class="hint">
           Placing and moving orders needs a key with the orders:write scope.
         </p>
       )}
       <div class="table-scroll">
-        <table aria-label="Orders" aria-busy={loading}>
+        <table aria-label="Orders" aria-busy={loaded !== request}>
           <thead>
             <tr>
               <th scope="col">Order</th>
@@ -174,15 +172,12 @@ export function OrdersPage({ session }: { session: Session }) {
           </tbody>
         </table>
       </div>
-      <div class="pager">
-        <button type="button" disabled={trail.length <= 1} onClick={() => setTrail(trail.slice(0, -1))}>
-          Previous page
-        </button>
-        <span>Page {trail.length}</span>
-        <button type="button" disabled={next === undefined} onClick={() => setTrail([...trail, next])}>
-          Next page
-        </button>
-      </div>
+      <Pager
+        page={trail.length}
+        hasNext={next !== undefined}
+        onPrevious={() => setTrail(trail.slice(0, -1))}
+        onNext={() => setTrail([...trail, next])}
+      />
     </section>
   )
 }

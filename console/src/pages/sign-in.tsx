@@ -2,6 +2,7 @@ import type { ApiKey } from 'petstore-client'
 import { useState } from 'preact/hooks'
 import { describeProblem } from '../problems.js'
 import { api, dropKey, keepKey } from '../session.js'
+import { Problem } from '../parts.js'
 
 export function SignIn(props: { problem: string | undefined; onSignedIn: (key: ApiKey) => void }) {
   const [token, setToken] = useState('')
@@ -40,11 +41,7 @@ export function SignIn(props: { problem: string | undefined; onSignedIn: (key: A
         <button type="submit" disabled={busy}>
           Sign in
         </button>
-        {problem && (
-          <p role="alert" class="problem">
-            {problem}
-          </p>
-        )}
+        <Problem text={problem} />
       </form>
       <p class="hint">The key stays in this tab only, and is forgotten when you sign out or close it.</p>
     </main>

@@ -1,8 +1,9 @@
 import { type InventoryItem, PetstoreError, type PetStatus } from 'petstore-client'
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useMemo, useState } from 'preact/hooks'
 import { EditDialog } from '../edit-dialog.js'
 import { describeProblem } from '../problems.js'
 import { api, type Session } from '../session.js'
+import { Pager, Problem } from '../parts.js'
 
 const PAGE_SIZE = 50
 const THRESHOLD_KEY = 'petstore.console.lowStock'
@@ -15,15 +16,17 @@ export function StockPage({ session }: { session: Session }) {
   const [items, setItems] = useState<InventoryItem[]>([])
   const [next, setNext] = useState<bigint | undefined>()
   const [problem, setProblem] = useState<string | undefined>()
-  const [loading, setLoading] = useState(true)
   const [petInput, setPetInput] = useState('')
   const [threshold, setThreshold] = useState(() => Number(localStorage.getItem(THRESHOLD_KEY) ?? '5'))
   const [editing, setEditing] = useState<InventoryItem | undefined>()
   const [reload, setReload] = useState(0)
+  // A new token whenever what the table shows must change; the table is busy until that one is loaded
+  // (set in the same render as the click, so nothing reads the old rows as the new ones).
+  const request = useMemo(() => ({}), [view, reload])
+  const [loaded, setLoaded] = useState<object>()
 
   useEffect(() => {
     const controller = new AbortController()
-    setLoading(true)
     setProblem(undefined)
     const load =
       view.kind === 'pet'
@@ -42,9 +45,9 @@ export function StockPage({ session }: { session: Session }) {
           error instanceof PetstoreError && error.code === 'not_found' ? 'No inventory entry for that pet.' : describeProblem(error),
         )
       })
-      .finally(() => controller.signal.aborted || setLoading(false))
+      .finally(() => controller.signal.aborted || setLoaded(request))
     return () => controller.abort()
-  }, [view, reload])
+  }, [request])
 
   const showPet = (event: Event) => {
     event.preventDefault()
@@ -86,13 +89,9 @@ export function StockPage({ session }: { session: Session }) {
         <label for="low-stock">Low-stock threshold</label>
         <input id="low-stock" type="number" min={0} value={threshold} onInput={(e) => setLowStock(Number(e.currentTarget.value) || 0)} />
       </div>
-      {problem && (
-        <p role="alert" class="problem">
-          {problem}
-        </p>
-      )}
+      <Problem text={problem} />
       <div class="table-scroll">
-        <table aria-label="Stock" aria-busy={loading}>
+        <table aria-label="Stock" aria-busy={loaded !== request}>
           <thead>
             <tr>
               <th scope="col">Pet</th>
@@ -138,15 +137,12 @@ export function StockPage({ session }: { session: Session }) {
         </p>
       )}
       {view.kind === 'page' && (
-        <div class="pager">
-          <button type="button" disabled={view.trail.length <= 1} onClick={() => setView({ ...view, trail: view.trail.slice(0, -1) })}>
-            Previous page
-          </button>
-          <span>Page {view.trail.length}</span>
-          <button type="button" disabled={next === undefined} onClick={() => setView({ ...view, trail: [...view.trail, next] })}>
-            Next page
-          </button>
-        </div>
+        <Pager
+          page={view.trail.length}
+          hasNext={next !== undefined}
+          onPrevious={() => setView({ ...view, trail: view.trail.slice(0, -1) })}
+          onNext={() => setView({ ...view, trail: [...view.trail, next] })}
+        />
       )}
       {editing && (
         <EditDialog

@@ -1,6 +1,7 @@
 import type { ApiKey } from 'petstore-client'
 import { useEffect, useState } from 'preact/hooks'
 import { SignIn } from './pages/sign-in.js'
+import { ChangesPage } from './pages/changes.js'
 import { OrdersPage } from './pages/orders.js'
 import { StockPage } from './pages/stock.js'
 import { describeProblem } from './problems.js'
@@ -10,7 +11,15 @@ import { api, dropKey, type Session, sessionOf, storedKey } from './session.js'
 const PAGES = [
   { path: '/stock', name: 'Stock' },
   { path: '/orders', name: 'Orders' },
+  { path: '/changes', name: 'Changes' },
 ]
+
+/** The page a route shows (the Stock page for anything unknown). */
+function pageFor(route: string, session: Session) {
+  if (route.startsWith('/orders')) return <OrdersPage session={session} />
+  if (route.startsWith('/changes')) return <ChangesPage session={session} />
+  return <StockPage session={session} />
+}
 
 /** The console's pages by the hash of the URL (no server routes: /console/ serves one page). */
 function useRoute(): string {
@@ -72,7 +81,7 @@ export function App() {
           </button>
         </div>
       </header>
-      <main>{route.startsWith('/orders') ? <OrdersPage session={session} /> : <StockPage session={session} />}</main>
+      <main>{pageFor(route, session)}</main>
     </div>
   )
 }

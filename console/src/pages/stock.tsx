@@ -109,7 +109,9 @@ export function StockPage({ session }: { session: Session }) {
               const low = item.quantity < threshold
               return (
                 <tr key={String(item.petId)} class={low ? 'low' : undefined}>
-                  <td class="id">{String(item.petId)}</td>
+                  <td class="id">
+                    <a href={`#/pets/${item.petId}`}>{String(item.petId)}</a>
+                  </td>
                   <td class="num">
                     {item.quantity}
                     {low && <span class="badge">Low stock</span>}

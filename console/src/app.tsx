@@ -4,6 +4,7 @@ import { SignIn } from './pages/sign-in.js'
 import { ChangesPage } from './pages/changes.js'
 import { OrdersPage } from './pages/orders.js'
 import { StockPage } from './pages/stock.js'
+import { LIVE_TEXT, useLiveStream } from './live.js'
 import { describeProblem } from './problems.js'
 import { api, dropKey, type Session, sessionOf, storedKey } from './session.js'
 
@@ -37,6 +38,7 @@ export function App() {
   const [checking, setChecking] = useState(storedKey() !== null)
   const [problem, setProblem] = useState<string | undefined>()
   const route = useRoute()
+  const live = useLiveStream(session?.can('inventory:read') ?? false)
 
   // A key kept from earlier in this tab: check it is still good.
   useEffect(() => {
@@ -71,6 +73,9 @@ export function App() {
             </a>
           ))}
         </nav>
+        <span role="status" class={`live live-${live}`}>
+          {LIVE_TEXT[live]}
+        </span>
         <div class="who">
           <span>
             Signed in as <strong>{session.key.name}</strong>

@@ -1,5 +1,6 @@
 import type { InventoryChange } from 'petstore-client'
 import { useEffect, useMemo, useState } from 'preact/hooks'
+import { useLiveChanges } from '../live.js'
 import { Pager, Problem } from '../parts.js'
 import { describeProblem } from '../problems.js'
 import { api, type Session } from '../session.js'
@@ -62,6 +63,12 @@ export function ChangesPage({ session }: { session: Session }) {
       .finally(() => controller.signal.aborted || setLoaded(request))
     return () => controller.abort()
   }, [request])
+
+  // On the first page, new rows arrive on top as they are committed.
+  useLiveChanges((change) => {
+    if (trail.length !== 1 || (petFilter !== undefined && change.petId !== petFilter)) return
+    setChanges((shown) => (shown.some((c) => c.seq === change.seq) ? shown : [change, ...shown].slice(0, PAGE_SIZE)))
+  })
 
   const filter = (event: Event) => {
     event.preventDefault()

@@ -1,6 +1,7 @@
 import { type InventoryItem, PetstoreError, type PetStatus } from 'petstore-client'
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import { EditDialog } from '../edit-dialog.js'
+import { useLiveChanges } from '../live.js'
 import { describeProblem } from '../problems.js'
 import { api, type Session } from '../session.js'
 import { Pager, Problem } from '../parts.js'
@@ -48,6 +49,15 @@ export function StockPage({ session }: { session: Session }) {
       .finally(() => controller.signal.aborted || setLoaded(request))
     return () => controller.abort()
   }, [request])
+
+  // A change made anywhere shows in the rows on screen at once.
+  useLiveChanges((change) =>
+    setItems((shown) =>
+      shown.some((i) => i.petId === change.petId)
+        ? shown.map((i) => (i.petId === change.petId ? { ...i, quantity: change.quantity } : i))
+        : shown,
+    ),
+  )
 
   const showPet = (event: Event) => {
     event.preventDefault()

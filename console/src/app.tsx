@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { SignIn } from './pages/sign-in.js'
 import { ChangesPage } from './pages/changes.js'
 import { OrdersPage } from './pages/orders.js'
+import { PetPage } from './pages/pet.js'
 import { StockPage } from './pages/stock.js'
 import { LIVE_TEXT, useLiveStream } from './live.js'
 import { describeProblem } from './problems.js'
@@ -17,6 +18,9 @@ const PAGES = [
 
 /** The page a route shows (the Stock page for anything unknown). */
 function pageFor(route: string, session: Session) {
+  const pet = /^\/pets\/(-?\d{1,19})$/.exec(route)?.[1]
+  // A pet id outside int64 is no pet: the Stock page instead.
+  if (pet !== undefined && BigInt.asIntN(64, BigInt(pet)) === BigInt(pet)) return <PetPage session={session} petId={BigInt(pet)} />
   if (route.startsWith('/orders')) return <OrdersPage session={session} />
   if (route.startsWith('/changes')) return <ChangesPage session={session} />
   return <StockPage session={session} />

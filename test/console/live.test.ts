@@ -72,6 +72,17 @@ for (const backend of BACKENDS) {
         await indicator.getByText('Live', { exact: true }).waitFor({ timeout: 20_000 })
         await quantityCell(page, 3, 77).waitFor({ timeout: 5000 })
         assert.equal(await quantityCell(page, 2, 42).count(), 1)
+
+        // A pet's page follows its changes too: the newest row on top of its Changes table.
+        await page.goto(`${first.baseUrl}/console/#/pets/2`)
+        await page.getByRole('heading', { name: 'Pet 2' }).waitFor()
+        await settledTable(page, 'Changes')
+        await page.locator('.live').getByText('Live', { exact: true }).waitFor()
+        await api.inventory.set(2n, { quantity: 43, reason: 'count' })
+        await page
+          .getByRole('table', { name: 'Changes', exact: true })
+          .locator('tbody tr:first-child td:nth-child(4):text-is("43")')
+          .waitFor({ timeout: 5000 })
         assert.deepEqual(
           problems.filter((p) => !/Failed to load resource|ERR_CONNECTION_REFUSED/.test(p)),
           [],

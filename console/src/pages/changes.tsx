@@ -1,4 +1,5 @@
 import type { InventoryChange } from 'petstore-client'
+import { ChangesTable } from '../changes-table.js'
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import { useLiveChanges } from '../live.js'
 import { Pager, Problem } from '../parts.js'
@@ -8,32 +9,6 @@ import { api, type Session } from '../session.js'
 const PAGE_SIZE = 50
 /** `before` past every seq: the ledger's newest row first. */
 const NEWEST = 9223372036854775807n
-
-/** The ledger's columns, shared with a pet's own Changes table. */
-export function ChangeRows({ changes, withPet }: { changes: InventoryChange[]; withPet: boolean }) {
-  return (
-    <>
-      {changes.map((change) => (
-        <tr key={String(change.seq)}>
-          <td>
-            <time dateTime={change.at}>{new Date(change.at).toLocaleString()}</time>
-          </td>
-          {withPet && (
-            <td class="id">
-              <a href={`#/pets/${change.petId}`}>{String(change.petId)}</a>
-            </td>
-          )}
-          <td>{change.reason}</td>
-          <td class="num">{change.previousQuantity ?? '–'}</td>
-          <td class="num">{change.quantity}</td>
-          <td>{change.note ?? ''}</td>
-          <td class="id">{change.orderId === null ? '' : String(change.orderId)}</td>
-          <td class="id">{change.keyId === null ? 'CLI' : String(change.keyId)}</td>
-        </tr>
-      ))}
-    </>
-  )
-}
 
 /** The store-wide ledger, newest first, a page at a time; optionally one pet's rows. */
 export function ChangesPage({ session }: { session: Session }) {
@@ -87,29 +62,7 @@ export function ChangesPage({ session }: { session: Session }) {
         <button type="submit">Filter</button>
       </form>
       <Problem text={problem} />
-      <div class="table-scroll">
-        <table aria-label="Changes" aria-busy={loaded !== request}>
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Pet</th>
-              <th scope="col">Reason</th>
-              <th scope="col" class="num">
-                From
-              </th>
-              <th scope="col" class="num">
-                To
-              </th>
-              <th scope="col">Note</th>
-              <th scope="col">Order</th>
-              <th scope="col">Key</th>
-            </tr>
-          </thead>
-          <tbody>
-            <ChangeRows changes={changes} withPet />
-          </tbody>
-        </table>
-      </div>
+      <ChangesTable changes={changes} withPet busy={loaded !== request} />
       <Pager
         page={trail.length}
         hasNext={next !== undefined}

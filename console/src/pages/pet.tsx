@@ -5,15 +5,13 @@ import { describeProblem } from '../problems.js'
 import { api, type Session } from '../session.js'
 import { Pager, Problem } from '../parts.js'
 import { useLiveChanges } from '../live.js'
+import { ChangesTable } from '../changes-table.js'
 
 const PAGE_SIZE = 50
 /** How many of the latest changes the chart draws. */
 const CHART_CHANGES = 200
 /** `before` this reads the ledger from its newest row (the int64 maximum). */
 const NEWEST = 9223372036854775807n
-
-const when = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' })
-const orDash = (value: string | number | bigint | null) => (value === null ? '—' : String(value))
 
 /** One pet: its entry, its quantity over time, and its ledger a page at a time, newest first. */
 export function PetPage({ session, petId }: { session: Session; petId: bigint }) {
@@ -119,40 +117,7 @@ function PetView({ session, petId }: { session: Session; petId: bigint }) {
 
       <h3 id="changes-heading">Changes</h3>
       <Problem text={problem} />
-      <div class="table-scroll">
-        <table class="changes" aria-label="Changes" aria-busy={loaded !== request}>
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Reason</th>
-              <th scope="col" class="num">
-                From
-              </th>
-              <th scope="col" class="num">
-                To
-              </th>
-              <th scope="col">Note</th>
-              <th scope="col">Order</th>
-              <th scope="col">Key</th>
-            </tr>
-          </thead>
-          <tbody>
-            {changes.map((change) => (
-              <tr key={String(change.seq)}>
-                <td>
-                  <time dateTime={change.at}>{when.format(Date.parse(change.at))}</time>
-                </td>
-                <td>{change.reason}</td>
-                <td class="num">{orDash(change.previousQuantity)}</td>
-                <td class="num">{change.quantity}</td>
-                <td class="note">{orDash(change.note)}</td>
-                <td class="id">{orDash(change.orderId)}</td>
-                <td class="id">{orDash(change.keyId)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <ChangesTable changes={changes} withPet={false} busy={loaded !== request} />
       {loaded === request && changes.length === 0 && problem === undefined && canRead && (
         <p class="hint">{trail.length === 1 ? 'No changes are recorded for this pet.' : 'No older changes.'}</p>
       )}

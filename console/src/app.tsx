@@ -2,18 +2,24 @@ import type { ApiKey } from 'petstore-client'
 import { useEffect, useState } from 'preact/hooks'
 import { SignIn } from './pages/sign-in.js'
 import { ChangesPage } from './pages/changes.js'
+import { DeprecationsPage } from './pages/deprecations.js'
+import { KeysPage } from './pages/keys.js'
 import { OrdersPage } from './pages/orders.js'
 import { PetPage } from './pages/pet.js'
 import { StockPage } from './pages/stock.js'
+import { WebhooksPage } from './pages/webhooks.js'
 import { LIVE_TEXT, useLiveStream } from './live.js'
 import { describeProblem } from './problems.js'
 import { api, dropKey, type Session, sessionOf, storedKey } from './session.js'
 
-/** The pages in the navigation, in its order. */
-const PAGES = [
+/** The pages in the navigation, in its order; `admin` ones are listed for admin keys only. */
+const PAGES: { path: string; name: string; admin?: boolean }[] = [
   { path: '/stock', name: 'Stock' },
   { path: '/orders', name: 'Orders' },
   { path: '/changes', name: 'Changes' },
+  { path: '/keys', name: 'Keys', admin: true },
+  { path: '/webhooks', name: 'Webhooks', admin: true },
+  { path: '/deprecations', name: 'Deprecations', admin: true },
 ]
 
 /** The page a route shows (the Stock page for anything unknown). */
@@ -23,6 +29,9 @@ function pageFor(route: string, session: Session) {
   if (pet !== undefined && BigInt.asIntN(64, BigInt(pet)) === BigInt(pet)) return <PetPage session={session} petId={BigInt(pet)} />
   if (route.startsWith('/orders')) return <OrdersPage session={session} />
   if (route.startsWith('/changes')) return <ChangesPage session={session} />
+  if (route.startsWith('/keys') && session.can('admin')) return <KeysPage session={session} />
+  if (route.startsWith('/webhooks') && session.can('admin')) return <WebhooksPage session={session} />
+  if (route.startsWith('/deprecations') && session.can('admin')) return <DeprecationsPage session={session} />
   return <StockPage session={session} />
 }
 
@@ -71,7 +80,7 @@ export function App() {
       <header class="bar">
         <h1>Petstore</h1>
         <nav aria-label="Main">
-          {PAGES.map((page) => (
+          {PAGES.filter((page) => !page.admin || session.can('admin')).map((page) => (
             <a key={page.path} href={`#${page.path}`} aria-current={route.startsWith(page.path) ? 'page' : undefined}>
               {page.name}
             </a>

@@ -1,4 +1,6 @@
 // Small pieces every page uses, so they look and read the same everywhere.
+import { useEffect, useMemo, useState } from 'preact/hooks'
+import { describeProblem } from './problems.js'
 
 /** What went wrong, announced to screen readers as it appears. */
 export function Problem({ text }: { text: string | undefined }) {
@@ -22,4 +24,29 @@ export function Pager(props: { page: number; hasNext: boolean; onPrevious: () =>
       </button>
     </div>
   )
+}
+
+/**
+ * Reads what a page shows: again whenever `deps` change or `reload()` is called, the previous read
+ * cancelled. `busy` is true from the very render that asks until that read is in, so a table never
+ * passes off old rows as new ones. A read that fails leaves its problem in words.
+ */
+export function useRead<T>(read: (signal: AbortSignal) => Promise<T>, deps: unknown[]) {
+  const [count, setCount] = useState(0)
+  const request = useMemo(() => ({}), [...deps, count])
+  const [loaded, setLoaded] = useState<object>()
+  const [value, setValue] = useState<T | undefined>()
+  const [problem, setProblem] = useState<string | undefined>()
+  useEffect(() => {
+    const controller = new AbortController()
+    read(controller.signal)
+      .then((result) => {
+        setValue(result)
+        setProblem(undefined)
+      })
+      .catch((error) => controller.signal.aborted || setProblem(describeProblem(error)))
+      .finally(() => controller.signal.aborted || setLoaded(request))
+    return () => controller.abort()
+  }, [request])
+  return { value, problem, setProblem, busy: loaded !== request, reload: () => setCount((n) => n + 1) }
 }

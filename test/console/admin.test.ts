@@ -1,0 +1,133 @@
+// The console's admin pages in Debian's Chromium, against a live service on each backend: an admin
+// creates a key with chosen scopes, sees and copies its token once, and revokes it; subscribes a
+// webhook, sees it disabled when its endpoint refuses, re-enables and removes it; reads who calls the
+// deprecated lookup. Other keys see none of these pages.
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import type { Browser } from 'playwright-core'
+import { createClient, PetstoreError } from 'petstore-client'
+import { browserUnavailable, launchBrowser } from '../support/browser.js'
+import { BACKENDS, createKey, useSuite } from '../support/helpers.js'
+import { openConsole, settledTable, signIn } from './console-page.js'
+
+const skip = browserUnavailable()
+
+for (const backend of BACKENDS) {
+  describe(`console admin pages (${backend.name})`, { skip }, () => {
+    const suite = useSuite(backend, {
+      seed: [{ petId: 1, quantity: 1, status: 'available' }],
+      // Deliveries to 127.0.0.1 allowed, a schedule that runs out at once, the report flushed often.
+      env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '100ms', WEBHOOK_TIMEOUT_MS: '500', DEPRECATED_CALLS_FLUSH_MS: '100' },
+    })
+    let browser: Browser
+    before(async () => {
+      browser = await launchBrowser()
+    })
+    after(async () => browser?.close())
+    const client = (token: string) => createClient({ baseUrl: `${suite.server.baseUrl}/v1`, token })
+
+    test('When an admin creates a key with two scopes, copies its token and later revokes it, then the token works with exactly those scopes, then not at all', async () => {
+      const { context, page, problems } = await openConsole(browser, suite.server.baseUrl)
+      try {
+        await context.grantPermissions(['clipboard-read', 'clipboard-write'])
+        await signIn(page, suite.token)
+        await page.getByRole('link', { name: 'Keys' }).click()
+        await settledTable(page, 'Keys')
+        await page.getByLabel('Name').fill('pos-1')
+        await page.getByRole('checkbox', { name: 'orders:read' }).check()
+        await page.getByRole('button', { name: 'Create key' }).click()
+        const token = await page.getByLabel('Token').inputValue()
+        assert.match(token, /^psk_/)
+        await page.getByRole('button', { name: 'Copy' }).click()
+        await page.getByRole('button', { name: 'Copied' }).waitFor()
+        assert.equal(await page.evaluate(() => navigator.clipboard.readText()), token)
+        assert.deepEqual((await client(token).keys.current()).scopes, ['inventory:read', 'orders:read'])
+        await (await settledTable(page, 'Keys')).getByText('pos-1', { exact: true }).waitFor()
+
+        await page.getByRole('button', { name: 'Revoke pos-1' }).click()
+        await page.getByRole('button', { name: 'Confirm revoking pos-1' }).click()
+        await page.getByRole('button', { name: 'Revoke pos-1' }).waitFor({ state: 'detached' })
+        const refused = await client(token)
+          .keys.current()
+          .catch((e: unknown) => e)
+        assert.ok(refused instanceof PetstoreError && refused.status === 401, String(refused))
+        assert.deepEqual(problems, [])
+      } finally {
+        await context.close()
+      }
+    })
+
+    test('When a webhook is added for an endpoint that refuses, then its secret is shown once, it is shown disabled with why, and it can be re-enabled and removed', async () => {
+      const { context, page, problems } = await openConsole(browser, suite.server.baseUrl)
+      try {
+        await signIn(page, suite.token)
+        await page.getByRole('link', { name: 'Webhooks' }).click()
+        await settledTable(page, 'Webhooks')
+        // Nothing listens on port 9 of this machine's loopback: every delivery is refused.
+        const url = 'http://127.0.0.1:9/petstore'
+        await page.getByLabel('URL').fill(url)
+        await page.getByLabel('Description').fill('refused on purpose')
+        await page.getByRole('button', { name: 'Add webhook' }).click()
+        assert.match(await page.getByLabel('Secret').inputValue(), /^whsec_/)
+        await client(suite.token).inventory.set(1n, { quantity: 2 })
+        // The schedule runs out after one retry: the page shows it disabled once read again.
+        const deadline = performance.now() + 10_000
+        while ((await client(suite.token).webhooks.list())[0]?.state !== 'disabled') {
+          assert.ok(performance.now() < deadline, 'the subscription is disabled within 10 s')
+          await new Promise((resolve) => setTimeout(resolve, 100))
+        }
+        await page.reload()
+        const table = await settledTable(page, 'Webhooks')
+        await table.getByText('disabled', { exact: true }).waitFor()
+        const why = (await table.locator('tbody tr td:nth-child(5)').textContent()) ?? ''
+        assert.ok(why !== '—' && why.length > 0, `the page says why: ${why}`)
+        await page.getByRole('button', { name: `Re-enable ${url}` }).click()
+        await page.getByRole('button', { name: `Re-enable ${url}` }).waitFor({ state: 'detached' })
+        assert.notEqual((await client(suite.token).webhooks.list())[0]?.state, 'disabled')
+        await page.getByRole('button', { name: `Remove ${url}` }).click()
+        await page.getByRole('button', { name: `Confirm removing ${url}` }).click()
+        await page.getByRole('button', { name: `Remove ${url}` }).waitFor({ state: 'detached' })
+        assert.deepEqual(await client(suite.token).webhooks.list(), [])
+        assert.deepEqual(problems, [])
+      } finally {
+        await context.close()
+      }
+    })
+
+    test('When a key calls the deprecated pet lookup, then the Deprecations page lists it with its calls', async () => {
+      const legacy = await createKey(suite.database.url, 'legacy-shop', ['pets:read'])
+      for (let i = 0; i < 3; i++) await fetch(`${suite.server.baseUrl}/v1/pets/1`, { headers: { authorization: `Bearer ${legacy}` } })
+      const deadline = performance.now() + 10_000
+      while (!(await client(suite.token).deprecations.list()).some((r) => r.name === 'legacy-shop' && r.calls === 3)) {
+        assert.ok(performance.now() < deadline, 'the calls are flushed within 10 s')
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      const { context, page } = await openConsole(browser, suite.server.baseUrl)
+      try {
+        await signIn(page, suite.token)
+        await page.getByRole('link', { name: 'Deprecations' }).click()
+        const table = page.getByRole('table', { name: 'Deprecations' })
+        const row = table.locator('tbody tr', { hasText: 'legacy-shop' })
+        await row.waitFor()
+        assert.equal(await row.locator('td:nth-child(3)').textContent(), '3')
+      } finally {
+        await context.close()
+      }
+    })
+
+    test('When a key without admin signs in, then there are no Keys, Webhooks or Deprecations links, and their addresses show the Stock page', async () => {
+      const staff = await createKey(suite.database.url, 'staff', ['inventory:read', 'inventory:write'])
+      const { context, page } = await openConsole(browser, suite.server.baseUrl)
+      try {
+        await signIn(page, staff)
+        await settledTable(page, 'Stock')
+        for (const name of ['Keys', 'Webhooks', 'Deprecations']) assert.equal(await page.getByRole('link', { name }).count(), 0, name)
+        await page.goto(`${suite.server.baseUrl}/console/#/keys`)
+        await settledTable(page, 'Stock')
+        assert.equal(await page.getByRole('table', { name: 'Keys' }).count(), 0)
+      } finally {
+        await context.close()
+      }
+    })
+  })
+}

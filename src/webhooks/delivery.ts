@@ -9,17 +9,6 @@ import { sign, signingKey } from './signature.js'
 
 /** Ledger rows a subscription reads per step. */
 const READ_ROWS = 100
-/**
- * How often, at most, a subscription's cursor is written while its messages keep being answered: a
- * durable write per message (an fsync on SQLite, a commit round trip on PostgreSQL) would cap a
- * subscription well under 1,000 messages a second. A crash sends again what was answered since.
- */
-export const CURSOR_WRITE_MS = 20
-/**
- * A message is not sent while an answer older than this is still unrecorded: the writes are falling
- * behind (a slow or absent database), and a crash would send all those again.
- */
-const MAX_UNRECORDED_MS = 100
 /** While its lease may have lapsed, a loop waits this long between looks. */
 const LEASE_WAIT_MS = 250
 /** After a database failure, a subscription's loop waits this long (doubling up to the last) and tries again. */
@@ -159,16 +148,15 @@ class SubscriptionLoop {
   private readonly abort = new AbortController()
   /** Aborts the wait for a retry (refresh). */
   private nap: AbortController | undefined
-  /** The cursor as last written: every message up to state.deliveredThrough was answered 2xx, up to here durably so. */
+  /**
+   * The cursor as last written. Every message up to state.deliveredThrough was answered 2xx; the two
+   * differ only between an answer and its record, or after a write failed (the loop then writes
+   * again, backing off, before it sends anything).
+   */
   private recorded: bigint
   private lastSuccessAt = ''
-  private writing: Promise<void> | undefined
-  private writeTimer: NodeJS.Timeout | undefined
-  private lastWriteAt = 0
-  /** performance.now() of the oldest 2xx not yet covered by a written cursor; undefined when all are. */
-  private unrecordedSince: number | undefined
-  /** A cursor write failed: the loop stops sending until one succeeds (it backs off as for any database failure). */
-  private writeError: unknown
+  /** The lease went to another process (or the subscription was deleted). */
+  private lostLease = false
   private readonly sender: WebhookSender
   /** The subscription secret as an HMAC key, made once. */
   private readonly key: KeyObject
@@ -239,8 +227,9 @@ class SubscriptionLoop {
           await sleep(due, AbortSignal.any([signal, this.nap.signal]))
           continue
         }
+        // An answer whose record failed is recorded before anything else is sent.
+        await this.record()
         if (this.tail.position <= this.state.deliveredThrough) {
-          await this.flush() // idle: the cursor is durable while nothing is sent
           await this.tail.beyond(this.state.deliveredThrough, signal)
           continue
         }
@@ -254,15 +243,13 @@ class SubscriptionLoop {
         // None past the cursor though the tail is beyond it: rows removed from the ledger. Wait for new ones.
         if (rows.length === 0) await this.tail.beyond(this.tail.position, signal)
         for (const row of rows) {
-          if (this.stopped || this.writeError !== undefined) break
+          if (this.stopped) break
           if (Date.now() >= this.leaseUntil) {
             await sleep(LEASE_WAIT_MS, signal)
             break
           }
-          if (this.unrecordedSince !== undefined && performance.now() - this.unrecordedSince > MAX_UNRECORDED_MS) await this.flush()
           if (!(await this.deliver(row))) break
         }
-        if (this.writeError !== undefined) await this.flush()
         failures = 0
       } catch (error) {
         const wait = BACKOFF_MS[Math.min(failures++, BACKOFF_MS.length - 1)]!
@@ -271,70 +258,26 @@ class SubscriptionLoop {
       }
     }
     // Stopping (gracefully): what was answered is recorded before the lease goes.
-    await this.flush().catch((error: unknown) =>
+    await this.record().catch((error: unknown) =>
       this.log.warn({ err: error, webhook: this.state.id }, 'could not record the webhook cursor'),
     )
   }
 
-  /** After a 2xx: the cursor is written soon, one write at a time, at most every CURSOR_WRITE_MS. */
-  private scheduleWrite(): void {
-    if (this.writing || this.writeTimer || this.writeError !== undefined || this.recorded >= this.state.deliveredThrough) return
-    const wait = this.lastWriteAt + CURSOR_WRITE_MS - performance.now()
-    if (wait > 0) {
-      this.writeTimer = setTimeout(() => {
-        this.writeTimer = undefined
-        this.scheduleWrite()
-      }, wait)
-      return
-    }
-    this.writing = this.writeCursor().finally(() => {
-      this.writing = undefined
-      this.scheduleWrite()
-    })
-  }
-
-  /** Writes the cursor now if it is behind, and waits until every answered message is recorded; throws what a write met. */
-  private async flush(): Promise<void> {
-    clearTimeout(this.writeTimer)
-    this.writeTimer = undefined
-    this.writeError = undefined
-    while (this.recorded < this.state.deliveredThrough && !this.stopped) {
-      if (!this.writing) {
-        this.writing = this.writeCursor().finally(() => {
-          this.writing = undefined
-        })
-      }
-      await this.writing
-      if (this.writeError !== undefined) {
-        const error = this.writeError
-        this.writeError = undefined
-        throw error
-      }
-    }
-    // A stop during the writes above: one more, so nothing answered is left unrecorded.
-    if (this.recorded < this.state.deliveredThrough && !this.lostLease) await this.writeCursor()
-    if (this.writeError !== undefined) throw this.writeError
-  }
-
-  private lostLease = false
-
-  /** One write of the cursor as it is now; fenced by the lease (a lost lease ends the loop). */
-  private async writeCursor(): Promise<void> {
+  /**
+   * Writes the cursor when an answered message is not yet recorded; fenced by the lease (a lost lease
+   * ends the loop). Throws what the write met: the caller backs off and this runs again first.
+   */
+  private async record(): Promise<void> {
     const seq = this.state.deliveredThrough
-    const started = performance.now()
-    this.lastWriteAt = started
-    try {
-      if (await this.store.recordDelivery(this.state.id, this.owner, seq, this.lastSuccessAt)) {
-        this.recorded = seq
-        // Answers that came during the write are the next write's.
-        this.unrecordedSince = seq === this.state.deliveredThrough ? undefined : started
-      } else this.lost()
-    } catch (error) {
-      this.writeError = error
-    }
+    if (this.recorded >= seq || this.lostLease) return
+    if (await this.store.recordDelivery(this.state.id, this.owner, seq, this.lastSuccessAt)) this.recorded = seq
+    else this.lost()
   }
 
-  /** One attempt of one row's message; true when it was delivered (its record follows, CURSOR_WRITE_MS at most later). */
+  /**
+   * One attempt of one row's message; true when it was delivered and recorded. The record is durable
+   * before the next message is sent, so a crash sends again only the message that was in flight.
+   */
   private async deliver(row: InventoryChange): Promise<boolean> {
     const { id: messageId, body } = webhookMessage(this.state.messageTag, row)
     const timestamp = Math.floor(Date.now() / 1000)
@@ -351,15 +294,12 @@ class SubscriptionLoop {
     if (outcome.ok) {
       Object.assign(this.state, { deliveredThrough: row.seq, failedAttempts: 0, nextAttemptAt: null, failingSince: null })
       this.lastSuccessAt = at
-      this.unrecordedSince ??= performance.now()
-      this.scheduleWrite()
       this.observer?.attempted('delivered')
+      await this.record()
       return !this.lostLease
     }
     // Stopping: a failure now is not counted against the subscription (the next holder tries at once).
     if (this.stopped) return false
-    // The failure's record comes after the record of every message answered before it.
-    await this.flush()
     const failedAttempts = this.state.failedAttempts + 1
     const wait = this.settings.retryScheduleMs[failedAttempts - 1]
     const nextAttemptAt =
@@ -384,7 +324,6 @@ class SubscriptionLoop {
    * it resumes from the ledger's end then), and this loop ends.
    */
   private async expire(pruned: bigint): Promise<void> {
-    await this.flush()
     const error =
       `cursor_expired: the ledger no longer holds the changes after ${this.state.deliveredThrough} (retention removed ` +
       `every change up to ${pruned}); enabling the subscription resumes from the ledger's end`

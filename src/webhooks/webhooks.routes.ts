@@ -19,8 +19,8 @@ const DELIVERY =
   '`{"type":"inventory.changed","timestamp":"<the change’s time>","data":<the row, as listInventoryChanges writes it>}` ' +
   'with the Standard Webhooks headers `webhook-id` (`msg_<tag>_<seq>`: the same on every retry), `webhook-timestamp` and ' +
   '`webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the secret). Messages go in seq order, at ' +
-  'least once: after a crash, the message in flight and those answered in the last moments before it (the cursor is ' +
-  'written at least every 20 ms) are sent again; deduplicate by webhook-id. A failure (not 2xx, no answer within ' +
+  'least once: each 2xx is recorded durably before the next message is sent, so a crash sends again only the message ' +
+  'in flight; deduplicate by webhook-id. A failure (not 2xx, no answer within ' +
   'WEBHOOK_TIMEOUT_MS, refused) is retried along WEBHOOK_RETRY_SCHEDULE (5s, 5m, 30m, 2h, 5h, 10h, 10h by default) ' +
   'with jitter, holding back only that subscription; after the last retry the subscription is disabled.'
 

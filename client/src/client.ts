@@ -6,6 +6,7 @@ import { type CallOptions, type ClientOptions, type Repeat, Transport } from './
 import type {
   ApiKey,
   ApiKeyCreate,
+  ChangeReason,
   DeprecatedCalls,
   InventoryChange,
   InventoryItem,
@@ -228,8 +229,11 @@ function pageQuery(query: { status?: string; after?: bigint; pageSize?: number }
 }
 
 /** A read of the ledger: oldest first after `after`, or newest first below `before` (the service refuses both). */
-export type ChangesQuery = { petId?: bigint } & ({ after?: bigint; before?: undefined } | { before?: bigint; after?: undefined })
+export type ChangesQuery = { petId?: bigint; reason?: ChangeReason } & (
+  | { after?: bigint; before?: undefined }
+  | { before?: bigint; after?: undefined }
+)
 
 function changesQuery(query: ChangesQuery & { pageSize?: number }) {
-  return { after: query.after, before: query.before, petId: query.petId, limit: query.pageSize }
+  return { after: query.after, before: query.before, petId: query.petId, reason: query.reason, limit: query.pageSize }
 }

@@ -1,5 +1,8 @@
 import type { InventoryChange } from 'petstore-client'
 
+/** `before` past every seq (the int64 maximum): the ledger read from its newest row. */
+export const NEWEST = 9223372036854775807n
+
 const when = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' })
 const orDash = (value: string | number | bigint | null) => (value === null ? '—' : String(value))
 

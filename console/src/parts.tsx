@@ -29,7 +29,9 @@ export function Pager(props: { page: number; hasNext: boolean; onPrevious: () =>
 /**
  * Reads what a page shows: again whenever `deps` change or `reload()` is called, the previous read
  * cancelled. `busy` is true from the very render that asks until that read is in, so a table never
- * passes off old rows as new ones. A read that fails leaves its problem in words.
+ * passes off old rows as new ones. A read that fails leaves its problem in words, and nothing shown
+ * (rows from before would pass for the answer). `update` changes what was read in place (a change
+ * that arrived live).
  */
 export function useRead<T>(read: (signal: AbortSignal) => Promise<T>, deps: unknown[]) {
   const [count, setCount] = useState(0)
@@ -44,9 +46,14 @@ export function useRead<T>(read: (signal: AbortSignal) => Promise<T>, deps: unkn
         setValue(result)
         setProblem(undefined)
       })
-      .catch((error) => controller.signal.aborted || setProblem(describeProblem(error)))
+      .catch((error) => {
+        if (controller.signal.aborted) return
+        setValue(undefined)
+        setProblem(describeProblem(error))
+      })
       .finally(() => controller.signal.aborted || setLoaded(request))
     return () => controller.abort()
   }, [request])
-  return { value, problem, setProblem, busy: loaded !== request, reload: () => setCount((n) => n + 1) }
+  const update = (change: (value: T) => T) => setValue((read) => (read === undefined ? read : change(read)))
+  return { value, problem, busy: loaded !== request, reload: () => setCount((n) => n + 1), update }
 }

@@ -10,7 +10,8 @@ import { documentRateLimits } from '../http/rate-limit.js'
 import { INT64_MAX } from '../int64.js'
 import { changeJson } from './inventory.json.js'
 import { BIG_PET_ID, Int64Schema } from './inventory.schema.js'
-import type { InventoryService } from './inventory.service.js'
+import type { ChangeFilter, InventoryService } from './inventory.service.js'
+import { CHANGE_REASONS, type ChangeReason } from '../domain.js'
 import { requires } from '../http/scopes.js'
 
 const ChangesQuerySchema = Type.Object(
@@ -34,15 +35,17 @@ const ChangesQuerySchema = Type.Object(
     ),
     limit: Type.Optional(PageLimitSchema),
     petId: Type.Optional(Int64Schema("Only this pet's changes.", { examples: [BIG_PET_ID] })),
+    reason: Type.Optional(
+      Type.Unsafe<ChangeReason>({ type: 'string', enum: [...CHANGE_REASONS], description: 'Only changes with this reason.' }),
+    ),
   },
   { additionalProperties: false },
 )
 
-interface ChangesQuery {
+interface ChangesQuery extends ChangeFilter {
   after?: bigint
   before?: bigint
   limit: number
-  petId?: bigint
 }
 
 const PATH = `${API_PREFIX}/inventory/changes`
@@ -51,18 +54,19 @@ const PATH = `${API_PREFIX}/inventory/changes`
  * The page a query asks for and the Link to the next one, if any: oldest first after `after`, or
  * newest first below `before`. One direction per walk, so both at once are refused.
  */
-async function readPage(inventory: InventoryService, { after, before, limit, petId }: ChangesQuery) {
+async function readPage(inventory: InventoryService, { after, before, limit, petId, reason }: ChangesQuery) {
+  const filter = { petId, reason }
   if (before === undefined) {
-    const { rows, nextAfter } = await inventory.changesPage(after ?? 0n, limit, petId)
-    return { rows, link: nextAfter === undefined ? undefined : nextLink(PATH, nextAfter, limit, { petId }) }
+    const { rows, nextAfter } = await inventory.changesPage(after ?? 0n, limit, filter)
+    return { rows, link: nextAfter === undefined ? undefined : nextLink(PATH, nextAfter, limit, filter) }
   }
   if (after !== undefined) {
     throw new InvalidInputError(
       'query parameters after and before cannot be used together: after reads oldest first from a seq, before newest first below one',
     )
   }
-  const { rows, nextBefore } = await inventory.changesPageBefore(before, limit, petId)
-  return { rows, link: nextBefore === undefined ? undefined : nextLink(PATH, nextBefore, limit, { petId }, 'before') }
+  const { rows, nextBefore } = await inventory.changesPageBefore(before, limit, filter)
+  return { rows, link: nextBefore === undefined ? undefined : nextLink(PATH, nextBefore, limit, filter, 'before') }
 }
 
 export interface ChangesRoutesOptions {
@@ -88,7 +92,8 @@ const routes: FastifyPluginAsyncTypebox<ChangesRoutesOptions> = async (app, { in
           'changes of the store or of one pet without reading the ledger from its start; rows written meanwhile are above the ' +
           'cursor, so they never shift a page. `after` and `before` together are 400. ' +
           'A `Link` header with rel="next" is sent while more rows remain (with `before`, older ones): every page but the last ' +
-          "holds `limit` rows, with `petId` too (one pet's rows are read by an index, in time independent of the ledger's size). " +
+          "holds `limit` rows, with `petId` or `reason` too (one pet's, or one reason's, rows are read by an index, in time " +
+          "independent of the ledger's size; with both, by the pet's). " +
           'Retention (LEDGER_RETENTION) answers 410 to an `after` before removed rows; a newest-first walk just ends at the ' +
           'oldest row kept.',
         tags: ['inventory'],

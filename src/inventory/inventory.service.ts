@@ -1,7 +1,7 @@
 import { CursorExpiredError, NotFoundError, PreconditionFailedError } from '../errors.js'
 import type { Actor, ImportRecord, InventoryChange, InventoryItem, PetStatus, SetReason } from '../domain.js'
 import { refusingDuplicates, type ImportSource } from '../import/import-source.js'
-import type { Imports, InventoryQuery, InventoryReads, LedgerReads, LedgerRetention, StockWrites } from '../storage/ports.js'
+import type { ChangeQuery, Imports, InventoryQuery, InventoryReads, LedgerReads, LedgerRetention, StockWrites } from '../storage/ports.js'
 import type { Precondition } from '../stock/writes.js'
 
 /**
@@ -12,6 +12,9 @@ export async function assertCursorKept(ledger: LedgerReads & LedgerRetention, af
   const pruned = await ledger.prunedThrough()
   if (after < pruned) throw new CursorExpiredError(after, pruned, await ledger.lastChangeSeq())
 }
+
+/** Which rows of the ledger a page holds: one pet's, one reason's, or both. */
+export type ChangeFilter = Pick<ChangeQuery, 'petId' | 'reason'>
 
 export class InventoryService {
   constructor(private readonly storage: InventoryReads & StockWrites & LedgerReads & LedgerRetention & Pick<Imports, 'importInventory'>) {}
@@ -52,13 +55,13 @@ export class InventoryService {
   }
 
   /**
-   * A page of the ledger in seq order after `after` (of one pet, when given: read by the ledger's
-   * index by pet), and the seq the next page continues after when more rows remain: a page is full
+   * A page of the ledger in seq order after `after` (of one pet or one reason, when given: read by
+   * the ledger's index by pet or by reason), and the seq the next page continues after when more rows remain: a page is full
    * unless it is the last, and a next page never comes back empty. A cursor before rows that
    * retention removed is refused (CursorExpiredError) rather than answered with a gap.
    */
-  async changesPage(after: bigint, limit: number, petId?: bigint): Promise<{ rows: InventoryChange[]; nextAfter?: bigint }> {
-    const rows = await this.storage.listChanges({ after, limit: limit + 1, petId })
+  async changesPage(after: bigint, limit: number, filter: ChangeFilter = {}): Promise<{ rows: InventoryChange[]; nextAfter?: bigint }> {
+    const rows = await this.storage.listChanges({ after, limit: limit + 1, ...filter })
     await assertCursorKept(this.storage, after)
     return rows.length > limit ? { rows: rows.slice(0, limit), nextAfter: rows[limit - 1]!.seq } : { rows }
   }
@@ -70,8 +73,12 @@ export class InventoryService {
    * written later is above the cursor, so a walk down never skips a row; it ends at the oldest row
    * kept (a page past it, whose rows were removed after the Link to it was sent, is short or empty).
    */
-  async changesPageBefore(before: bigint, limit: number, petId?: bigint): Promise<{ rows: InventoryChange[]; nextBefore?: bigint }> {
-    const rows = await this.storage.listChanges({ after: 0n, through: before - 1n, limit: limit + 1, petId, newestFirst: true })
+  async changesPageBefore(
+    before: bigint,
+    limit: number,
+    filter: ChangeFilter = {},
+  ): Promise<{ rows: InventoryChange[]; nextBefore?: bigint }> {
+    const rows = await this.storage.listChanges({ after: 0n, through: before - 1n, limit: limit + 1, ...filter, newestFirst: true })
     return rows.length > limit ? { rows: rows.slice(0, limit), nextBefore: rows[limit - 1]!.seq } : { rows }
   }
 

@@ -1,4 +1,5 @@
 import type {
+  ChangeReason,
   DeprecatedCalls,
   ImportRecord,
   InventoryChange,
@@ -28,6 +29,8 @@ export interface ChangeQuery {
   through?: bigint | undefined
   limit: number
   petId?: bigint | undefined
+  /** Only rows of this reason (read by the ledger's reason index, or with petId by the pet's). */
+  reason?: ChangeReason | undefined
   newestFirst?: boolean
 }
 

@@ -173,5 +173,56 @@ for (const backend of BACKENDS) {
       const long = await patch(2, { quantity: 1, note: 'n'.repeat(501) })
       assert.match(long.body.message, /note must NOT have more than 500 characters/, long.text)
     })
+
+    test('When the feed is filtered by reason, then only rows of that reason come, oldest first or newest first, and the Link keeps the filter', async () => {
+      const all = (await getChanges(suite.server, suite.token, 'after=0&limit=1000')).body as InventoryChange[]
+      for (const reason of ['arrival', 'count', 'import'] as const) {
+        const expected = all.filter((r) => r.reason === reason).map((r) => r.seq)
+        assert.ok(expected.length >= 2, `${reason} rows to page through (${expected.length})`)
+        const first = await getChanges(suite.server, suite.token, `after=0&limit=1&reason=${reason}`)
+        assert.equal(first.status, 200, first.text)
+        assert.deepEqual(
+          (first.body as InventoryChange[]).map((r) => r.seq),
+          expected.slice(0, 1),
+        )
+        assert.equal(first.headers.get('link'), `</v1/inventory/changes?after=${expected[0]}&limit=1&reason=${reason}>; rel="next"`)
+        const whole = await getChanges(suite.server, suite.token, `after=0&limit=1000&reason=${reason}`)
+        assert.deepEqual(
+          (whole.body as InventoryChange[]).map((r) => r.seq),
+          expected,
+        )
+        assert.equal(whole.headers.get('link'), null)
+        const newest = await getChanges(suite.server, suite.token, `before=9223372036854775807&limit=2&reason=${reason}`)
+        assert.deepEqual(
+          (newest.body as InventoryChange[]).map((r) => r.seq),
+          expected.slice(-2).reverse(),
+        )
+        const more = expected.length > 2
+        assert.equal(
+          newest.headers.get('link'),
+          more ? `</v1/inventory/changes?before=${expected.at(-2)}&limit=2&reason=${reason}>; rel="next"` : null,
+        )
+      }
+      const onePet = await getChanges(suite.server, suite.token, 'after=0&limit=1000&petId=2&reason=import')
+      assert.deepEqual(
+        (onePet.body as InventoryChange[]).map((r) => [r.petId, r.reason]),
+        [[2n, 'import']],
+      )
+      const none = await getChanges(suite.server, suite.token, 'after=0&limit=10&reason=cancellation')
+      assert.deepEqual([none.status, none.body, none.headers.get('link')], [200, [], null])
+    })
+
+    for (const [what, query] of [
+      ['an unknown reason', 'reason=gift'],
+      ['a reason in capitals', 'reason=Count'],
+      ['an empty reason', 'reason='],
+      ['two reasons', 'reason=count&reason=arrival'],
+    ]) {
+      test(`When the feed is asked for ${what}, then 400 naming the reasons`, async () => {
+        const res = await getChanges(suite.server, suite.token, `after=0&${query}`)
+        assertError(res, 400, 'invalid_request', what)
+        assert.match(res.body.message, /reason/, res.text)
+      })
+    }
   })
 }

@@ -1,73 +1,84 @@
-import type { InventoryChange } from 'petstore-client'
-import { ChangesTable } from '../changes-table.js'
-import { useEffect, useMemo, useState } from 'preact/hooks'
+import type { ChangeReason, InventoryChange, Page } from 'petstore-client'
+import { useState } from 'preact/hooks'
+import { ChangesTable, NEWEST } from '../changes-table.js'
 import { useLiveChanges } from '../live.js'
-import { Pager, Problem } from '../parts.js'
-import { describeProblem } from '../problems.js'
+import { Pager, Problem, useRead } from '../parts.js'
 import { api, type Session } from '../session.js'
 
 const PAGE_SIZE = 50
-/** `before` past every seq: the ledger's newest row first. */
-const NEWEST = 9223372036854775807n
+/** Every reason a row may have, as the filter offers them. */
+const REASONS: [ChangeReason, string][] = [
+  ['arrival', 'Arrival'],
+  ['return', 'Return'],
+  ['count', 'Count'],
+  ['adjustment', 'Adjustment'],
+  ['order', 'Order'],
+  ['cancellation', 'Cancellation'],
+  ['import', 'Import'],
+]
 
-/** The store-wide ledger, newest first, a page at a time; optionally one pet's rows. */
+/** The store-wide ledger, newest first, a page at a time; optionally one pet's rows, or one reason's. */
 export function ChangesPage({ session }: { session: Session }) {
-  const [petFilter, setPetFilter] = useState<bigint | undefined>()
+  const [filter, setFilter] = useState<{ petId?: bigint; reason?: ChangeReason }>({})
   const [petInput, setPetInput] = useState('')
+  const [reasonInput, setReasonInput] = useState<ChangeReason | ''>('')
+  const [inputProblem, setInputProblem] = useState<string | undefined>()
   const [trail, setTrail] = useState<bigint[]>([NEWEST])
-  const [changes, setChanges] = useState<InventoryChange[]>([])
-  const [next, setNext] = useState<bigint | undefined>()
-  const [problem, setProblem] = useState<string | undefined>()
-  const request = useMemo(() => ({}), [petFilter, trail])
-  const [loaded, setLoaded] = useState<object>()
-
-  useEffect(() => {
-    if (!session.can('inventory:read')) {
-      setLoaded(request)
-      return setProblem('Reading the ledger needs a key with the inventory:read scope.')
-    }
-    const controller = new AbortController()
-    api.changes
-      .page({ before: trail.at(-1), petId: petFilter, pageSize: PAGE_SIZE, signal: controller.signal })
-      .then((page) => {
-        setChanges(page.items)
-        setNext(page.next)
-        setProblem(undefined)
-      })
-      .catch((error) => controller.signal.aborted || setProblem(describeProblem(error)))
-      .finally(() => controller.signal.aborted || setLoaded(request))
-    return () => controller.abort()
-  }, [request])
+  const listing = useRead<Page<InventoryChange>>(
+    (signal) =>
+      session.can('inventory:read')
+        ? api.changes.page({ before: trail.at(-1), ...filter, pageSize: PAGE_SIZE, signal })
+        : Promise.reject(new Error('Reading the ledger needs a key with the inventory:read scope.')),
+    [filter, trail],
+  )
+  const problem = inputProblem ?? listing.problem
 
   // On the first page, new rows arrive on top as they are committed.
   useLiveChanges((change) => {
-    if (trail.length !== 1 || (petFilter !== undefined && change.petId !== petFilter)) return
-    setChanges((shown) => (shown.some((c) => c.seq === change.seq) ? shown : [change, ...shown].slice(0, PAGE_SIZE)))
+    if (trail.length !== 1) return
+    if ((filter.petId !== undefined && change.petId !== filter.petId) || (filter.reason !== undefined && change.reason !== filter.reason))
+      return
+    listing.update((page) =>
+      page.items.some((c) => c.seq === change.seq) ? page : { ...page, items: [change, ...page.items].slice(0, PAGE_SIZE) },
+    )
   })
 
-  const filter = (event: Event) => {
+  const apply = (event: Event) => {
     event.preventDefault()
     const text = petInput.trim()
-    if (text !== '' && !/^-?\d{1,19}$/.test(text)) return setProblem('A pet ID is a whole number.')
-    setPetFilter(text === '' ? undefined : BigInt(text))
+    if (text !== '' && !/^-?\d{1,19}$/.test(text)) return setInputProblem('A pet ID is a whole number.')
+    setInputProblem(undefined)
+    setFilter({ ...(text === '' ? {} : { petId: BigInt(text) }), ...(reasonInput === '' ? {} : { reason: reasonInput }) })
     setTrail([NEWEST])
   }
 
   return (
     <section aria-labelledby="changes-heading">
       <h2 id="changes-heading">Changes</h2>
-      <form class="controls" onSubmit={filter}>
+      <form class="controls" onSubmit={apply}>
         <label for="changes-pet">Pet ID</label>
         <input id="changes-pet" inputMode="numeric" value={petInput} onInput={(e) => setPetInput(e.currentTarget.value)} />
+        <label for="changes-reason">Reason</label>
+        <select id="changes-reason" value={reasonInput} onChange={(e) => setReasonInput(e.currentTarget.value as ChangeReason | '')}>
+          <option value="">All</option>
+          {REASONS.map(([value, label]) => (
+            <option key={value} value={value}>
+              {label}
+            </option>
+          ))}
+        </select>
         <button type="submit">Filter</button>
       </form>
       <Problem text={problem} />
-      <ChangesTable changes={changes} withPet busy={loaded !== request} />
+      <ChangesTable changes={listing.value?.items ?? []} withPet busy={listing.busy} />
       <Pager
         page={trail.length}
-        hasNext={next !== undefined}
+        hasNext={listing.value?.next !== undefined}
         onPrevious={() => setTrail(trail.slice(0, -1))}
-        onNext={() => next !== undefined && setTrail([...trail, next])}
+        onNext={() => {
+          const next = listing.value?.next
+          if (next !== undefined) setTrail([...trail, next])
+        }}
       />
     </section>
   )

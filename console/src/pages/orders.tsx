@@ -1,8 +1,8 @@
-import { type Order, type OrderStatus, PetstoreError } from 'petstore-client'
-import { useEffect, useMemo, useState } from 'preact/hooks'
+import { type Order, type OrderStatus, type Page, PetstoreError } from 'petstore-client'
+import { useState } from 'preact/hooks'
 import { describeProblem } from '../problems.js'
 import { api, type Session } from '../session.js'
-import { Pager, Problem } from '../parts.js'
+import { Pager, Problem, useRead } from '../parts.js'
 
 const PAGE_SIZE = 50
 
@@ -23,36 +23,22 @@ const MOVES: Record<OrderStatus, { label: string; to: OrderStatus }[]> = {
 export function OrdersPage({ session }: { session: Session }) {
   const [status, setStatus] = useState<OrderStatus | ''>('')
   const [trail, setTrail] = useState<(bigint | undefined)[]>([undefined])
-  const [orders, setOrders] = useState<Order[]>([])
-  const [next, setNext] = useState<bigint | undefined>()
-  const [problem, setProblem] = useState<string | undefined>()
+  const [actionProblem, setProblem] = useState<string | undefined>()
   const [notice, setNotice] = useState<string | undefined>()
   const [petId, setPetId] = useState('')
   const [quantity, setQuantity] = useState('1')
   const [busy, setBusy] = useState(false)
-  const [reload, setReload] = useState(0)
-  // As on the Stock page: the table is busy from the render that asks for new rows until they are in.
-  const request = useMemo(() => ({}), [status, trail, reload])
-  const [loaded, setLoaded] = useState<object>()
   const canWrite = session.can('orders:write')
-
-  useEffect(() => {
-    if (!session.can('orders:read')) {
-      setLoaded(request)
-      return setProblem('Seeing orders needs a key with the orders:read scope.')
-    }
-    const controller = new AbortController()
-    api.orders
-      .page({ status: status || undefined, after: trail.at(-1), pageSize: PAGE_SIZE, signal: controller.signal })
-      .then((page) => {
-        setOrders(page.items)
-        setNext(page.next)
-        setProblem(undefined)
-      })
-      .catch((error) => controller.signal.aborted || setProblem(describeProblem(error)))
-      .finally(() => controller.signal.aborted || setLoaded(request))
-    return () => controller.abort()
-  }, [request])
+  const listing = useRead<Page<Order>>(
+    (signal) =>
+      session.can('orders:read')
+        ? api.orders.page({ status: status || undefined, after: trail.at(-1), pageSize: PAGE_SIZE, signal })
+        : Promise.reject(new Error('Seeing orders needs a key with the orders:read scope.')),
+    [status, trail],
+  )
+  const orders = listing.value?.items ?? []
+  const next = listing.value?.next
+  const problem = actionProblem ?? listing.problem
 
   const act = async (work: () => Promise<string>) => {
     setBusy(true)
@@ -60,7 +46,7 @@ export function OrdersPage({ session }: { session: Session }) {
     setNotice(undefined)
     try {
       setNotice(await work())
-      setReload((n) => n + 1)
+      listing.reload()
     } catch (error) {
       // A 409 (not enough stock, a move the order cannot make) is said in the API's own words.
       setProblem(error instanceof PetstoreError ? error.message : describeProblem(error))
@@ -101,6 +87,7 @@ export function OrdersPage({ session }: { session: Session }) {
           id="order-status"
           value={status}
           onChange={(e) => {
+            setProblem(undefined)
             setStatus(e.currentTarget.value as OrderStatus | '')
             setTrail([undefined])
           }}
@@ -124,7 +111,7 @@ export function OrdersPage({ session }: { session: Session }) {
         </p>
       )}
       <div class="table-scroll">
-        <table aria-label="Orders" aria-busy={loaded !== request}>
+        <table aria-label="Orders" aria-busy={listing.busy}>
           <thead>
             <tr>
               <th scope="col">Order</th>

@@ -1,17 +1,15 @@
-import { type InventoryChange, type InventoryItem, PetstoreError } from 'petstore-client'
-import { useEffect, useMemo, useState } from 'preact/hooks'
+import { type InventoryChange, type InventoryItem, type Page, PetstoreError } from 'petstore-client'
+import { useState } from 'preact/hooks'
 import { QuantityChart } from '../chart.js'
 import { describeProblem } from '../problems.js'
 import { api, type Session } from '../session.js'
-import { Pager, Problem } from '../parts.js'
+import { Pager, Problem, useRead } from '../parts.js'
 import { useLiveChanges } from '../live.js'
-import { ChangesTable } from '../changes-table.js'
+import { ChangesTable, NEWEST } from '../changes-table.js'
 
 const PAGE_SIZE = 50
 /** How many of the latest changes the chart draws. */
 const CHART_CHANGES = 200
-/** `before` this reads the ledger from its newest row (the int64 maximum). */
-const NEWEST = 9223372036854775807n
 
 /** One pet: its entry, its quantity over time, and its ledger a page at a time, newest first. */
 export function PetPage({ session, petId }: { session: Session; petId: bigint }) {
@@ -19,65 +17,62 @@ export function PetPage({ session, petId }: { session: Session; petId: bigint })
   return <PetView key={String(petId)} session={session} petId={petId} />
 }
 
+/** A failed read, said with what it was for. */
+const failed = (what: string) => (error: unknown) => {
+  throw new Error(`${what}: ${describeProblem(error)}`)
+}
+
 function PetView({ session, petId }: { session: Session; petId: bigint }) {
-  const [entry, setEntry] = useState<InventoryItem | undefined>()
-  const [entryProblem, setEntryProblem] = useState<string | undefined>()
-  const [history, setHistory] = useState<InventoryChange[] | undefined>()
-  const [chartProblem, setChartProblem] = useState<string | undefined>()
   // The `before` of each page read so far: the first is the newest row; Next page goes older.
   const [trail, setTrail] = useState<bigint[]>([NEWEST])
-  const [changes, setChanges] = useState<InventoryChange[]>([])
-  const [next, setNext] = useState<bigint | undefined>()
-  const [problem, setProblem] = useState<string | undefined>()
-  // As on the Stock page: the table is busy from the render that asks for new rows until they are in.
-  const request = useMemo(() => ({}), [trail])
-  const [loaded, setLoaded] = useState<object>()
   const canRead = session.can('inventory:read')
   const id = String(petId)
-
-  useEffect(() => {
-    if (!canRead) return setEntryProblem('Seeing a pet needs a key with the inventory:read scope.')
-    const controller = new AbortController()
-    api.inventory
-      .get(petId, { signal: controller.signal })
-      .then(({ item }) => setEntry(item))
-      .catch((error) => {
-        if (controller.signal.aborted) return
-        setEntryProblem(
-          error instanceof PetstoreError && error.code === 'not_found' ? `No inventory entry for pet ${id}.` : describeProblem(error),
-        )
-      })
-    // The chart: the latest changes, read newest first and drawn oldest first.
-    api.changes
-      .page({ petId, before: NEWEST, pageSize: CHART_CHANGES, signal: controller.signal })
-      .then((page) => setHistory(page.items.slice().reverse()))
-      .catch((error) => controller.signal.aborted || setChartProblem(`The chart could not be drawn: ${describeProblem(error)}`))
-    return () => controller.abort()
-  }, [])
+  const entryRead = useRead<InventoryItem>(
+    (signal) =>
+      canRead
+        ? api.inventory.get(petId, { signal }).then(
+            ({ item }) => item,
+            (error) => {
+              throw error instanceof PetstoreError && error.code === 'not_found' ? new Error(`No inventory entry for pet ${id}.`) : error
+            },
+          )
+        : Promise.reject(new Error('Seeing a pet needs a key with the inventory:read scope.')),
+    [],
+  )
+  // The chart: the latest changes, read newest first and drawn oldest first.
+  const chartRead = useRead<InventoryChange[]>(
+    (signal) =>
+      canRead
+        ? api.changes
+            .page({ petId, before: NEWEST, pageSize: CHART_CHANGES, signal })
+            .then((page) => page.items.slice().reverse(), failed('The chart could not be drawn'))
+        : new Promise<never>(() => {}), // nothing to draw; the entry's problem says why
+    [],
+  )
+  const listing = useRead<Page<InventoryChange>>(
+    (signal) =>
+      canRead
+        ? api.changes.page({ petId, before: trail.at(-1)!, pageSize: PAGE_SIZE, signal }).catch(failed('The changes could not be read'))
+        : Promise.resolve({ items: [], next: undefined }),
+    [trail],
+  )
+  const entry = entryRead.value
+  const history = chartRead.value
+  const chartProblem = chartRead.problem
+  const changes = listing.value?.items ?? []
+  const next = listing.value?.next
+  const problem = listing.problem
 
   // This pet's changes made anywhere: its quantity, the chart and the first page of the table follow.
   useLiveChanges((change) => {
     if (change.petId !== petId) return
-    setEntry((shown) => shown && { ...shown, quantity: change.quantity })
-    setHistory((shown) => shown && (shown.some((c) => c.seq === change.seq) ? shown : [...shown, change].slice(-CHART_CHANGES)))
+    entryRead.update((shown) => ({ ...shown, quantity: change.quantity }))
+    chartRead.update((shown) => (shown.some((c) => c.seq === change.seq) ? shown : [...shown, change].slice(-CHART_CHANGES)))
     if (trail.length === 1)
-      setChanges((shown) => (shown.some((c) => c.seq === change.seq) ? shown : [change, ...shown].slice(0, PAGE_SIZE)))
+      listing.update((page) =>
+        page.items.some((c) => c.seq === change.seq) ? page : { ...page, items: [change, ...page.items].slice(0, PAGE_SIZE) },
+      )
   })
-
-  useEffect(() => {
-    if (!canRead) return setLoaded(request)
-    const controller = new AbortController()
-    api.changes
-      .page({ petId, before: trail.at(-1)!, pageSize: PAGE_SIZE, signal: controller.signal })
-      .then((page) => {
-        setChanges(page.items)
-        setNext(page.next)
-        setProblem(undefined)
-      })
-      .catch((error) => controller.signal.aborted || setProblem(`The changes could not be read: ${describeProblem(error)}`))
-      .finally(() => controller.signal.aborted || setLoaded(request))
-    return () => controller.abort()
-  }, [request])
 
   return (
     <section aria-labelledby="pet-heading" class="pet">
@@ -85,7 +80,7 @@ function PetView({ session, petId }: { session: Session; petId: bigint }) {
         <a href="#/stock">Back to Stock</a>
       </p>
       <h2 id="pet-heading">Pet {id}</h2>
-      <Problem text={entryProblem} />
+      <Problem text={entryRead.problem} />
       {entry && (
         <dl class="entry">
           <div>
@@ -117,8 +112,8 @@ function PetView({ session, petId }: { session: Session; petId: bigint }) {
 
       <h3 id="changes-heading">Changes</h3>
       <Problem text={problem} />
-      <ChangesTable changes={changes} withPet={false} busy={loaded !== request} />
-      {loaded === request && changes.length === 0 && problem === undefined && canRead && (
+      <ChangesTable changes={changes} withPet={false} busy={listing.busy} />
+      {!listing.busy && changes.length === 0 && problem === undefined && canRead && (
         <p class="hint">{trail.length === 1 ? 'No changes are recorded for this pet.' : 'No older changes.'}</p>
       )}
       <Pager

@@ -1,10 +1,9 @@
-import { type InventoryItem, PetstoreError, type PetStatus } from 'petstore-client'
-import { useEffect, useMemo, useState } from 'preact/hooks'
+import { type InventoryItem, type Page, PetstoreError, type PetStatus } from 'petstore-client'
+import { useState } from 'preact/hooks'
 import { EditDialog } from '../edit-dialog.js'
 import { useLiveChanges } from '../live.js'
-import { describeProblem } from '../problems.js'
 import { api, type Session } from '../session.js'
-import { Pager, Problem } from '../parts.js'
+import { Pager, Problem, useRead } from '../parts.js'
 
 const PAGE_SIZE = 50
 const THRESHOLD_KEY = 'petstore.console.lowStock'
@@ -12,58 +11,46 @@ const THRESHOLD_KEY = 'petstore.console.lowStock'
 /** What the table shows: a page of the list (with the `after` of each page before it), or one entry asked for by id. */
 type View = { kind: 'page'; status: PetStatus | ''; trail: (bigint | undefined)[] } | { kind: 'pet'; petId: bigint }
 
+/** A missing entry, in the page's words. */
+const noEntry = (error: unknown) => {
+  throw error instanceof PetstoreError && error.code === 'not_found' ? new Error('No inventory entry for that pet.') : error
+}
+
 export function StockPage({ session }: { session: Session }) {
   const [view, setView] = useState<View>({ kind: 'page', status: '', trail: [undefined] })
-  const [items, setItems] = useState<InventoryItem[]>([])
-  const [next, setNext] = useState<bigint | undefined>()
-  const [problem, setProblem] = useState<string | undefined>()
+  const [inputProblem, setInputProblem] = useState<string | undefined>()
   const [petInput, setPetInput] = useState('')
   const [threshold, setThreshold] = useState(() => Number(localStorage.getItem(THRESHOLD_KEY) ?? '5'))
   const [editing, setEditing] = useState<InventoryItem | undefined>()
-  const [reload, setReload] = useState(0)
-  // A new token whenever what the table shows must change; the table is busy until that one is loaded
-  // (set in the same render as the click, so nothing reads the old rows as the new ones).
-  const request = useMemo(() => ({}), [view, reload])
-  const [loaded, setLoaded] = useState<object>()
-
-  useEffect(() => {
-    const controller = new AbortController()
-    setProblem(undefined)
-    const load =
+  const listing = useRead<Page<InventoryItem>>(
+    (signal) =>
       view.kind === 'pet'
-        ? api.inventory.get(view.petId, { signal: controller.signal }).then(({ item }) => ({ items: [item], next: undefined }))
-        : api.inventory.page({ after: view.trail.at(-1), status: view.status || undefined, pageSize: PAGE_SIZE, signal: controller.signal })
-    load
-      .then((page) => {
-        setItems(page.items)
-        setNext(page.next)
-      })
-      .catch((error) => {
-        if (controller.signal.aborted) return
-        setItems([])
-        setNext(undefined)
-        setProblem(
-          error instanceof PetstoreError && error.code === 'not_found' ? 'No inventory entry for that pet.' : describeProblem(error),
-        )
-      })
-      .finally(() => controller.signal.aborted || setLoaded(request))
-    return () => controller.abort()
-  }, [request])
+        ? api.inventory.get(view.petId, { signal }).then(({ item }) => ({ items: [item], next: undefined }), noEntry)
+        : api.inventory.page({ after: view.trail.at(-1), status: view.status || undefined, pageSize: PAGE_SIZE, signal }),
+    [view],
+  )
+  const items = listing.value?.items ?? []
+  const next = listing.value?.next
+  const problem = inputProblem ?? listing.problem
+  const show = (shown: View) => {
+    setInputProblem(undefined)
+    setView(shown)
+  }
 
   // A change made anywhere shows in the rows on screen at once.
   useLiveChanges((change) =>
-    setItems((shown) =>
-      shown.some((i) => i.petId === change.petId)
-        ? shown.map((i) => (i.petId === change.petId ? { ...i, quantity: change.quantity } : i))
-        : shown,
+    listing.update((page) =>
+      page.items.some((i) => i.petId === change.petId)
+        ? { ...page, items: page.items.map((i) => (i.petId === change.petId ? { ...i, quantity: change.quantity } : i)) }
+        : page,
     ),
   )
 
   const showPet = (event: Event) => {
     event.preventDefault()
     const text = petInput.trim()
-    if (!/^-?\d{1,19}$/.test(text)) return setProblem('A pet ID is a whole number.')
-    setView({ kind: 'pet', petId: BigInt(text) })
+    if (!/^-?\d{1,19}$/.test(text)) return setInputProblem('A pet ID is a whole number.')
+    show({ kind: 'pet', petId: BigInt(text) })
   }
   const setLowStock = (value: number) => {
     setThreshold(value)
@@ -80,7 +67,7 @@ export function StockPage({ session }: { session: Session }) {
           <input id="pet-id" inputMode="numeric" value={petInput} onInput={(e) => setPetInput(e.currentTarget.value)} />
           <button type="submit">Show</button>
           {view.kind === 'pet' && (
-            <button type="button" onClick={() => setView({ kind: 'page', status: '', trail: [undefined] })}>
+            <button type="button" onClick={() => show({ kind: 'page', status: '', trail: [undefined] })}>
               Show all
             </button>
           )}
@@ -89,7 +76,7 @@ export function StockPage({ session }: { session: Session }) {
         <select
           id="status-filter"
           value={view.kind === 'page' ? view.status : ''}
-          onChange={(e) => setView({ kind: 'page', status: e.currentTarget.value as PetStatus | '', trail: [undefined] })}
+          onChange={(e) => show({ kind: 'page', status: e.currentTarget.value as PetStatus | '', trail: [undefined] })}
         >
           <option value="">All</option>
           <option value="available">Available</option>
@@ -101,7 +88,7 @@ export function StockPage({ session }: { session: Session }) {
       </div>
       <Problem text={problem} />
       <div class="table-scroll">
-        <table aria-label="Stock" aria-busy={loaded !== request}>
+        <table aria-label="Stock" aria-busy={listing.busy}>
           <thead>
             <tr>
               <th scope="col">Pet</th>
@@ -161,7 +148,7 @@ export function StockPage({ session }: { session: Session }) {
           item={editing}
           onClose={(saved) => {
             setEditing(undefined)
-            if (saved) setReload((n) => n + 1)
+            if (saved) listing.reload()
           }}
         />
       )}

@@ -14,12 +14,13 @@ const CHANGE_COLUMNS =
 
 export function postgresLedger(db: PostgresConnection): LedgerReads {
   return {
-    async listChanges({ after, through, limit, petId, newestFirst = false }: ChangeQuery): Promise<InventoryChange[]> {
+    async listChanges({ after, through, limit, petId, reason, newestFirst = false }: ChangeQuery): Promise<InventoryChange[]> {
       // Only the conditions given, so that one pet's rows are read by its index (pet_id, seq) from `after` on.
       const values: unknown[] = [String(after)]
       const where = ['seq > $1']
       if (through !== undefined) where.push(`seq <= $${values.push(String(through))}`)
       if (petId !== undefined) where.push(`pet_id = $${values.push(String(petId))}`)
+      if (reason !== undefined) where.push(`reason = $${values.push(reason)}`)
       const rows = await db.query<ChangeRow>(
         `SELECT ${CHANGE_COLUMNS} FROM inventory_changes WHERE ${where.join(' AND ')}
        ORDER BY inventory_changes.seq ${newestFirst ? 'DESC' : ''} LIMIT $${values.push(limit)}`,

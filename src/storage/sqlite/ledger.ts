@@ -47,10 +47,18 @@ export function appendPetsImportChanges(conn: SqliteConnection, at: string): voi
 
 export function sqliteLedger(conn: SqliteConnection): LedgerReads {
   return {
-    listChanges({ after, through, limit, petId, newestFirst = false }: ChangeQuery): Promise<InventoryChange[]> {
-      const where = ['seq > ?', ...(through === undefined ? [] : ['seq <= ?']), ...(petId === undefined ? [] : ['pet_id = ?'])]
-      const sql = `SELECT ${CHANGE_COLUMNS} FROM inventory_changes WHERE ${where.join(' AND ')} ORDER BY seq ${newestFirst ? 'DESC' : ''} LIMIT ?`
-      const args = [after, through, petId, limit].filter((a) => a !== undefined)
+    listChanges({ after, through, limit, petId, reason, newestFirst = false }: ChangeQuery): Promise<InventoryChange[]> {
+      const where = [
+        'seq > ?',
+        ...(through === undefined ? [] : ['seq <= ?']),
+        ...(petId === undefined ? [] : ['pet_id = ?']),
+        ...(reason === undefined ? [] : ['reason = ?']),
+      ]
+      // With a pet, its index (a pet's rows are few next to the ledger); the reason's index otherwise.
+      const index =
+        petId !== undefined ? 'INDEXED BY inventory_changes_pet' : reason !== undefined ? 'INDEXED BY inventory_changes_reason' : ''
+      const sql = `SELECT ${CHANGE_COLUMNS} FROM inventory_changes ${index} WHERE ${where.join(' AND ')} ORDER BY seq ${newestFirst ? 'DESC' : ''} LIMIT ?`
+      const args = [after, through, petId, reason, limit].filter((a) => a !== undefined)
       return conn.retryBusy(() => (conn.query(sql).all(...args) as ChangeRow[]).map(toChange))
     },
     lastChangeSeq: () => conn.retryBusy(() => lastSeq(conn)),

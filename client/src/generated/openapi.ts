@@ -11,7 +11,7 @@ export interface paths {
         };
         /**
          * Read the ledger of stock changes
-         * @description Every change to a quantity (updateInventory, an import, an order placed or cancelled) has one row, written in the same transaction as the change, in seq order. Poll with `after` set to the last seq you saw: seqs become visible in increasing order, across all instances, so a reader never misses or repeats a change. With `before` instead, the rows below it come newest first (9223372036854775807: from the newest), for the latest changes of the store or of one pet without reading the ledger from its start; rows written meanwhile are above the cursor, so they never shift a page. `after` and `before` together are 400. A `Link` header with rel="next" is sent while more rows remain (with `before`, older ones): every page but the last holds `limit` rows, with `petId` too (one pet's rows are read by an index, in time independent of the ledger's size). Retention (LEDGER_RETENTION) answers 410 to an `after` before removed rows; a newest-first walk just ends at the oldest row kept.
+         * @description Every change to a quantity (updateInventory, an import, an order placed or cancelled) has one row, written in the same transaction as the change, in seq order. Poll with `after` set to the last seq you saw: seqs become visible in increasing order, across all instances, so a reader never misses or repeats a change. With `before` instead, the rows below it come newest first (9223372036854775807: from the newest), for the latest changes of the store or of one pet without reading the ledger from its start; rows written meanwhile are above the cursor, so they never shift a page. `after` and `before` together are 400. A `Link` header with rel="next" is sent while more rows remain (with `before`, older ones): every page but the last holds `limit` rows, with `petId` or `reason` too (one pet's, or one reason's, rows are read by an index, in time independent of the ledger's size; with both, by the pet's). Retention (LEDGER_RETENTION) answers 410 to an `after` before removed rows; a newest-first walk just ends at the oldest row kept.
          */
         get: operations["listInventoryChanges"];
         put?: never;
@@ -268,7 +268,7 @@ export interface paths {
         put?: never;
         /**
          * Subscribe a URL to stock changes
-         * @description Each ledger row committed after the subscription was created becomes one message: a POST of `{"type":"inventory.changed","timestamp":"<the change’s time>","data":<the row, as listInventoryChanges writes it>}` with the Standard Webhooks headers `webhook-id` (`msg_<tag>_<seq>`: the same on every retry), `webhook-timestamp` and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the secret). Messages go in seq order, at least once: after a crash, the message in flight and those answered in the last moments before it (the cursor is written at least every 20 ms) are sent again; deduplicate by webhook-id. A failure (not 2xx, no answer within WEBHOOK_TIMEOUT_MS, refused) is retried along WEBHOOK_RETRY_SCHEDULE (5s, 5m, 30m, 2h, 5h, 10h, 10h by default) with jitter, holding back only that subscription; after the last retry the subscription is disabled. The subscription starts at the ledger’s current end. Its secret is in this answer only.
+         * @description Each ledger row committed after the subscription was created becomes one message: a POST of `{"type":"inventory.changed","timestamp":"<the change’s time>","data":<the row, as listInventoryChanges writes it>}` with the Standard Webhooks headers `webhook-id` (`msg_<tag>_<seq>`: the same on every retry), `webhook-timestamp` and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the secret). Messages go in seq order, at least once: each 2xx is recorded durably before the next message is sent, so a crash sends again only the message in flight; deduplicate by webhook-id. A failure (not 2xx, no answer within WEBHOOK_TIMEOUT_MS, refused) is retried along WEBHOOK_RETRY_SCHEDULE (5s, 5m, 30m, 2h, 5h, 10h, 10h by default) with jitter, holding back only that subscription; after the last retry the subscription is disabled. The subscription starts at the ledger’s current end. Its secret is in this answer only.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -877,6 +877,8 @@ export interface operations {
                  * @example 9007199254740992
                  */
                 petId?: bigint;
+                /** @description Only changes with this reason. */
+                reason?: "adjustment" | "arrival" | "return" | "count" | "import" | "order" | "cancellation";
             };
             header?: never;
             path?: never;

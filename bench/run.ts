@@ -1,7 +1,7 @@
 // `npm run bench`: wrk against the service and, in the same run, two ceilings doing the same job from
 // memory (bare node:http and a minimal Fastify app), per scenario and backend; then the live-changes
-// group, the 1,000,000-entry section and, when BENCH_SCENARIOS names it, the ledger-size section.
-// Writes bench/RESULTS.md.
+// group, the 1,000,000-entry section and, when BENCH_SCENARIOS names them, the ledger-size section
+// and the console's first page (`BENCH_SCENARIOS=console` alone runs only that). Writes bench/RESULTS.md.
 import { existsSync, rmSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -23,6 +23,20 @@ import {
   WARMUP_SECONDS,
   WRK_THREADS,
 } from './config.js'
+import {
+  CONSOLE_GROUP,
+  consoleBudgetMs,
+  consoleGoals,
+  consoleOnly,
+  consoleReportText,
+  disposeConsoleDatabases,
+  readConsoleSection,
+  renderConsole,
+  runConsole,
+  selectConsole,
+  writeConsoleSection,
+  type ConsoleResult,
+} from './console-first-page.js'
 import { runHuge, type HugeResult } from './huge.js'
 import {
   disposeLedgerDatabases,
@@ -90,7 +104,7 @@ const ALL_SCENARIOS: readonly Scenario[] = [
   { id: 'patch', size: LARGE_INVENTORY, kind: 'patch' },
   { id: 'order', size: LARGE_INVENTORY, kind: 'order', stock: ORDER_STOCK },
 ]
-const KNOWN_IDS: readonly string[] = [...ALL_SCENARIOS.map((s) => s.id), ...LIVE_SCENARIO_IDS, LIVE_GROUP, LEDGER_GROUP]
+const KNOWN_IDS: readonly string[] = [...ALL_SCENARIOS.map((s) => s.id), ...LIVE_SCENARIO_IDS, LIVE_GROUP, LEDGER_GROUP, CONSOLE_GROUP]
 const unknownIds = SCENARIO_IDS?.filter((id) => !KNOWN_IDS.includes(id)) ?? []
 if (unknownIds.length > 0) {
   console.error(`bench: BENCH_SCENARIOS names unknown scenarios: ${unknownIds.join(', ')} (known: ${KNOWN_IDS.join(', ')})`)
@@ -101,6 +115,10 @@ const SCENARIOS = ALL_SCENARIOS.filter((s) => SCENARIO_IDS === undefined || SCEN
 const LIVE = selectLive(SCENARIO_IDS)
 /** The ledger-size section (bench/ledger-size.ts): only when BENCH_SCENARIOS names `ledger`. */
 const LEDGER = selectLedger(SCENARIO_IDS)
+/** The console's first page at 1,000,000 entries (bench/console-first-page.ts): only when BENCH_SCENARIOS names `console`. */
+const CONSOLE = selectConsole(SCENARIO_IDS)
+/** The 1,000,000-entry section, unless BENCH_HUGE=0 or BENCH_SCENARIOS names only `console` (which then runs alone). */
+const HUGE = RUN_HUGE && !consoleOnly(SCENARIO_IDS)
 const CEILINGS: readonly Ceiling[] = ['fastify', 'bare']
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -119,7 +137,8 @@ const log = (msg: string): void => {
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err))
 
 const WRK = wrkVersion()
-if (WRK === undefined) {
+// The console's section alone drives a browser, not wrk.
+if (WRK === undefined && !consoleOnly(SCENARIO_IDS)) {
   console.error('bench: wrk not found on PATH; install it first: apt-get install wrk')
   process.exit(1)
 }
@@ -235,6 +254,7 @@ async function main(): Promise<number> {
   const huge: HugeResult[] = []
   let live: LiveResult | undefined
   let ledger: LedgerResult | undefined
+  let consoleResult: ConsoleResult | undefined
   try {
     const datasets = new Map<string, Dataset>()
     const datasetOf = async (size: number, stock?: number): Promise<Dataset> => {
@@ -289,7 +309,7 @@ async function main(): Promise<number> {
 
     if (LIVE.length > 0) live = await runLive(CLI, BACKENDS, LIVE, dir, ROUNDS, log, info.loadAverage)
 
-    if (RUN_HUGE) {
+    if (HUGE) {
       log(`1M: generating ${HUGE_INVENTORY} entries (JSON and CSV)`)
       const hugeSet = await makeDataset(dir, HUGE_INVENTORY, true)
       const small = await datasetOf(SMALL_INVENTORY)
@@ -300,18 +320,23 @@ async function main(): Promise<number> {
     }
 
     if (LEDGER) ledger = await runLedger(CLI, BACKENDS, dir, log, info.loadAverage)
+
+    if (CONSOLE) consoleResult = await runConsole(CLI, BACKENDS, dir, log, info.loadAverage)
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
 
-  // A run of the live-changes group or the ledger-size section alone replaces only its section of RESULTS.md;
-  // any other run rewrites the file, keeping the ledger-size section when it did not run (it is not in a default run).
+  // A run of the live-changes group, the ledger-size section or the console section alone replaces only its
+  // section of RESULTS.md; any other run rewrites the file, keeping the ledger-size and console sections when
+  // they did not run (they are not in a default run).
   if (rows.length > 0 || huge.length > 0) {
     const keptLedger = ledger === undefined ? await readLedgerSection(RESULTS) : undefined
+    const keptConsole = consoleResult === undefined ? await readConsoleSection(RESULTS) : undefined
     console.log(`\nLoad generator: ${info.wrk}, -t${WRK_THREADS} -c${CONNECTIONS}\n`)
     console.log(consoleReport(rows, huge, info.backends))
     await writeMarkdown(RESULTS, info, rows, huge)
     if (keptLedger !== undefined) await writeLedgerSection(RESULTS, keptLedger)
+    if (keptConsole !== undefined) await writeConsoleSection(RESULTS, keptConsole)
   }
   if (live !== undefined) {
     console.log(`\nLive changes:\n${liveConsole(live)}`)
@@ -321,37 +346,45 @@ async function main(): Promise<number> {
     console.log(`\nLedger size:\n${ledgerConsole(ledger)}`)
     await writeLedgerSection(RESULTS, renderLedger(ledger))
   }
+  if (consoleResult !== undefined) {
+    console.log(`\nConsole first page:\n${consoleReportText(consoleResult)}`)
+    await writeConsoleSection(RESULTS, renderConsole(consoleResult))
+  }
   console.log(`\nwrote ${RESULTS}`)
   const liveMissed = live === undefined ? [] : liveGoals(live).filter((g) => g.met === false)
   const liveFailed =
     live === undefined ? 0 : [...live.webhook, ...live.streams, ...live.patch].filter((t) => t.failure !== undefined).length
   const ledgerMissed = ledger === undefined ? [] : ledgerGoals(ledger).filter((g) => g.met === false)
   const ledgerFailed = ledger === undefined ? 0 : ledger.rows.filter((r) => r.failure !== undefined).length
+  const consoleMissed = consoleResult === undefined ? [] : consoleGoals(consoleResult).filter((g) => g.met === false)
+  const consoleFailed = consoleResult === undefined ? 0 : consoleResult.rows.filter((r) => r.failure !== undefined).length
   const invalid = rows.filter((r) => rowProblem(r) !== undefined)
   const failedSteps = huge.reduce((n, h) => n + h.failures.length, 0)
-  if (invalid.length > 0 || failedSteps > 0 || liveFailed > 0 || ledgerFailed > 0) {
+  if (invalid.length > 0 || failedSteps > 0 || liveFailed > 0 || ledgerFailed > 0 || consoleFailed > 0) {
     console.log(
-      `\nWARNING: ${invalid.length} invalid wrk run(s), ${failedSteps} failed 1M step(s), ${liveFailed} failed live-changes target(s) and ` +
-        `${ledgerFailed} failed ledger-size step(s); exiting with status 1`,
+      `\nWARNING: ${invalid.length} invalid wrk run(s), ${failedSteps} failed 1M step(s), ${liveFailed} failed live-changes target(s), ` +
+        `${ledgerFailed} failed ledger-size step(s) and ${consoleFailed} failed console backend(s); exiting with status 1`,
     )
     return 1
   }
-  const missed = [...goals(rows, huge, info.backends).filter((g) => g.met === false), ...liveMissed, ...ledgerMissed]
+  const missed = [...goals(rows, huge, info.backends).filter((g) => g.met === false), ...liveMissed, ...ledgerMissed, ...consoleMissed]
   console.log(missed.length === 0 ? '\nAll goals met.' : `\nGoals not met (not an error): ${missed.map((g) => g.goal).join('; ')}`)
   return 0
 }
 
 // Hard upper bound on the whole run: each wrk run (warm-up + duration + grace + start/stop/import allowance),
-// plus 6 minutes per backend for the 1,000,000-entry section, the live-changes group's and the ledger-size section's bounds.
+// plus 6 minutes per backend for the 1,000,000-entry section, the live-changes group's, the ledger-size section's and
+// the console section's bounds.
 const runs = ROUNDS * SCENARIOS.length * (BACKENDS.length * (BASELINE === undefined ? 1 : 2) + CEILINGS.length)
 const budgetMs =
   runs * ((WARMUP_SECONDS + DURATION_SECONDS) * 1000 + 2 * LOAD_GRACE_MS + 60_000) +
-  (RUN_HUGE ? BACKENDS.length * 360_000 : 0) +
+  (HUGE ? BACKENDS.length * 360_000 : 0) +
   liveBudgetMs(LIVE, BACKENDS.length, ROUNDS) +
-  (LEDGER ? ledgerBudgetMs(BACKENDS.length, LEDGER_SIZES) : 0)
+  (LEDGER ? ledgerBudgetMs(BACKENDS.length, LEDGER_SIZES) : 0) +
+  (CONSOLE ? consoleBudgetMs(BACKENDS.length) : 0)
 /**
- * Kills the servers, removes the run's folder and drops the ledger-size databases still open
- * (gigabytes at 10,000,000 rows), then exits.
+ * Kills the servers, removes the run's folder and drops the ledger-size and console databases still
+ * open (gigabytes at 10,000,000 rows), then exits.
  */
 let aborting = false
 const abort = (code: number): void => {
@@ -359,7 +392,7 @@ const abort = (code: number): void => {
   if (aborting) return // a second signal while the databases are being dropped
   aborting = true
   if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true })
-  void disposeLedgerDatabases().finally(() => process.exit(code))
+  void Promise.all([disposeLedgerDatabases(), disposeConsoleDatabases()]).finally(() => process.exit(code))
 }
 const watchdog = setTimeout(() => {
   console.error(`bench: exceeded ${Math.round(budgetMs / 1000)} s overall; killing servers`)
@@ -377,7 +410,7 @@ main()
     async (err: unknown) => {
       console.error('bench crashed:', err)
       killAllChildren()
-      await disposeLedgerDatabases()
+      await Promise.all([disposeLedgerDatabases(), disposeConsoleDatabases()])
       process.exitCode = 1
     },
   )

@@ -3,13 +3,16 @@
 // webhook, sees it disabled when its endpoint refuses, re-enables and removes it; reads who calls the
 // deprecated lookup. Other keys see none of these pages.
 import assert from 'node:assert/strict'
+import { mkdirSync } from 'node:fs'
 import { after, before, describe, test } from 'node:test'
-import type { Browser } from 'playwright-core'
+import { fileURLToPath } from 'node:url'
+import type { Browser, Page } from 'playwright-core'
 import { createClient, PetstoreError } from 'petstore-client'
 import { browserUnavailable, launchBrowser } from '../support/browser.js'
 import { BACKENDS, createKey, useSuite } from '../support/helpers.js'
 import { openConsole, settledTable, signIn } from './console-page.js'
 
+const ARTIFACTS = fileURLToPath(new URL('../../../test-artifacts/console/', import.meta.url))
 const skip = browserUnavailable()
 
 for (const backend of BACKENDS) {
@@ -22,6 +25,7 @@ for (const backend of BACKENDS) {
     let browser: Browser
     before(async () => {
       browser = await launchBrowser()
+      mkdirSync(ARTIFACTS, { recursive: true })
     })
     after(async () => browser?.close())
     const client = (token: string) => createClient({ baseUrl: `${suite.server.baseUrl}/v1`, token })
@@ -125,6 +129,74 @@ for (const backend of BACKENDS) {
         await page.goto(`${suite.server.baseUrl}/console/#/keys`)
         await settledTable(page, 'Stock')
         assert.equal(await page.getByRole('table', { name: 'Keys' }).count(), 0)
+      } finally {
+        await context.close()
+      }
+    })
+
+    // Each admin page with something in it, for the screenshots: a legacy key's call, a webhook
+    // disabled with why (its row the widest), a new key's token (made on the page itself).
+    const NARROW_URL = 'http://127.0.0.1:9/a-rather-long-path/for-a-narrow-screen/petstore-webhook'
+    let crowded: Promise<void> | undefined
+    const crowd = () =>
+      (crowded ??= (async () => {
+        const legacy = await createKey(suite.database.url, 'legacy-narrow', ['pets:read'])
+        await fetch(`${suite.server.baseUrl}/v1/pets/1`, { headers: { authorization: `Bearer ${legacy}` } })
+        await client(suite.token).webhooks.create({ url: NARROW_URL, description: 'refused on purpose, to show why' })
+        await client(suite.token).inventory.set(1n, { quantity: 5 })
+        const deadline = performance.now() + 10_000
+        while (
+          (await client(suite.token).webhooks.list()).find((w) => w.url === NARROW_URL)?.state !== 'disabled' ||
+          !(await client(suite.token).deprecations.list()).some((r) => r.name === 'legacy-narrow')
+        ) {
+          assert.ok(performance.now() < deadline, 'the webhook is disabled and the call reported within 10 s')
+          await new Promise((resolve) => setTimeout(resolve, 100))
+        }
+      })())
+    const pageWidth = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth)
+
+    test('When the admin pages are shown 1280 and 390 pixels wide, then at 390 the Keys and Deprecations pages are no wider than the window', async () => {
+      await crowd()
+      for (const width of [1280, 390]) {
+        const { context, page, problems } = await openConsole(browser, suite.server.baseUrl, width)
+        try {
+          await signIn(page, suite.token)
+          await page.getByRole('link', { name: 'Keys' }).click()
+          await settledTable(page, 'Keys')
+          await page.getByLabel('Name').fill(`shown-at-${width}`)
+          await page.getByRole('button', { name: 'Create key' }).click()
+          await page.getByLabel('Token').waitFor()
+          await (await settledTable(page, 'Keys')).getByText(`shown-at-${width}`, { exact: true }).waitFor()
+          for (const name of ['Keys', 'Webhooks', 'Deprecations']) {
+            await page.getByRole('link', { name }).click()
+            const table = await settledTable(page, name)
+            await table.locator('tbody tr').first().waitFor()
+            await page.screenshot({ path: `${ARTIFACTS}${backend.name}-${name.toLowerCase()}-${width}.png`, fullPage: true })
+            // The Webhooks page is the todo test below.
+            if (width === 390 && name !== 'Webhooks') {
+              const wide = await pageWidth(page)
+              assert.ok(wide <= 390, `the ${name} page is ${wide} pixels wide at 390`)
+            }
+          }
+          assert.deepEqual(problems, [])
+        } finally {
+          await context.close()
+        }
+      }
+    })
+
+    test('When a webhook’s row is wider than a 390-pixel window, then its table scrolls sideways inside a page no wider than the window', {
+      todo: 'the visually hidden "Actions" header (position: absolute) escapes .table-scroll and widens the page',
+    }, async () => {
+      await crowd()
+      const { context, page } = await openConsole(browser, suite.server.baseUrl, 390)
+      try {
+        await signIn(page, suite.token)
+        await page.getByRole('link', { name: 'Webhooks' }).click()
+        const table = await settledTable(page, 'Webhooks')
+        await table.getByText('disabled', { exact: true }).waitFor()
+        const wide = await pageWidth(page)
+        assert.ok(wide <= 390, `the Webhooks page is ${wide} pixels wide at 390`)
       } finally {
         await context.close()
       }

@@ -1,5 +1,8 @@
 import type { ApiKey } from 'petstore-client'
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { PetstoreError } from 'petstore-client'
+import { focusHeading, useFocusRescue } from './focus.js'
+import { Problem } from './parts.js'
 import { SignIn } from './pages/sign-in.js'
 import { ChangesPage } from './pages/changes.js'
 import { DeprecationsPage } from './pages/deprecations.js'
@@ -50,28 +53,62 @@ export function App() {
   const [session, setSession] = useState<Session | undefined>()
   const [checking, setChecking] = useState(storedKey() !== null)
   const [problem, setProblem] = useState<string | undefined>()
+  /** The kept key could not be checked (the service down, not a refusal): it is kept, to try again. */
+  const [checkProblem, setCheckProblem] = useState<string | undefined>()
+  const [checks, setChecks] = useState(0)
   const route = useRoute()
   const live = useLiveStream(session?.can('inventory:read') ?? false)
+  const main = useRef<HTMLElement>(null)
+  useFocusRescue(main, session !== undefined)
 
-  // A key kept from earlier in this tab: check it is still good.
+  // A key kept from earlier in this tab: check it is still good. Only a refusal (401) drops it.
   useEffect(() => {
     if (storedKey() === null) return
+    setCheckProblem(undefined)
     api.keys
       .current()
       .then((key) => setSession(sessionOf(key)))
       .catch((error) => {
-        dropKey()
-        setProblem(describeProblem(error))
+        if (error instanceof PetstoreError && error.status === 401) {
+          dropKey()
+          setProblem(describeProblem(error))
+        } else setCheckProblem(describeProblem(error))
       })
       .finally(() => setChecking(false))
-  }, [])
+  }, [checks])
+
+  // A page chosen in the navigation: focus on its heading (not on the first render).
+  const shown = useRef(route)
+  useEffect(() => {
+    if (shown.current === route) return
+    shown.current = route
+    focusHeading(main.current)
+  }, [route, session])
 
   const signOut = () => {
     dropKey()
     setSession(undefined)
     setProblem(undefined)
+    setCheckProblem(undefined)
   }
 
+  if (checkProblem !== undefined && session === undefined)
+    return (
+      <div class="sign-in">
+        <h1>Petstore</h1>
+        <p>The key kept in this tab could not be checked.</p>
+        <Problem
+          text={checkProblem}
+          onRetry={() => {
+            setChecking(true)
+            setChecks((n) => n + 1)
+          }}
+        />
+        <button type="button" onClick={signOut}>
+          Sign out
+        </button>
+      </div>
+    )
   if (checking) return <p class="status">Checking the key…</p>
   if (session === undefined) return <SignIn problem={problem} onSignedIn={(key: ApiKey) => setSession(sessionOf(key))} />
 
@@ -81,7 +118,13 @@ export function App() {
         <h1>Petstore</h1>
         <nav aria-label="Main">
           {PAGES.filter((page) => !page.admin || session.can('admin')).map((page) => (
-            <a key={page.path} href={`#${page.path}`} aria-current={route.startsWith(page.path) ? 'page' : undefined}>
+            <a
+              key={page.path}
+              href={`#${page.path}`}
+              aria-current={route.startsWith(page.path) ? 'page' : undefined}
+              // The page already shown: no hash change follows, so focus goes to its heading here.
+              onClick={() => route === page.path && focusHeading(main.current)}
+            >
               {page.name}
             </a>
           ))}
@@ -99,7 +142,7 @@ export function App() {
           </button>
         </div>
       </header>
-      <main>{pageFor(route, session)}</main>
+      <main ref={main}>{pageFor(route, session)}</main>
     </div>
   )
 }

@@ -20,6 +20,13 @@ export function EditDialog({ item, onClose }: { item: InventoryItem; onClose: (s
   const [conflict, setConflict] = useState<InventoryItem | undefined>()
   const [problem, setProblem] = useState<string | undefined>()
   const [busy, setBusy] = useState(false)
+  // Every way out goes through the dialog's close(), so the browser returns focus to the button that
+  // opened it (removing an open dialog would leave focus nowhere); its close event reports the outcome.
+  const saved = useRef(false)
+  const finish = (outcome: boolean) => {
+    saved.current = outcome
+    dialog.current?.close()
+  }
 
   useEffect(() => {
     dialog.current?.showModal()
@@ -40,7 +47,7 @@ export function EditDialog({ item, onClose }: { item: InventoryItem; onClose: (s
     setProblem(undefined)
     try {
       await api.inventory.set(item.petId, { quantity: value, reason, ...(note.trim() ? { note: note.trim() } : {}) }, { ifMatch })
-      onClose(true)
+      finish(true)
     } catch (error) {
       if (error instanceof PetstoreError && error.code === 'precondition_failed') {
         const current = await api.inventory.get(item.petId).catch(() => undefined)
@@ -53,7 +60,7 @@ export function EditDialog({ item, onClose }: { item: InventoryItem; onClose: (s
   }
 
   return (
-    <dialog ref={dialog} aria-labelledby="edit-title" onClose={() => onClose(false)}>
+    <dialog ref={dialog} aria-labelledby="edit-title" onClose={() => onClose(saved.current)}>
       <form
         method="dialog"
         onSubmit={(e) => {
@@ -89,14 +96,14 @@ export function EditDialog({ item, onClose }: { item: InventoryItem; onClose: (s
             <button type="button" disabled={busy} onClick={() => void save(etag)}>
               Re-apply {quantity}
             </button>
-            <button type="button" onClick={() => onClose(true)}>
+            <button type="button" onClick={() => finish(true)}>
               Discard
             </button>
           </div>
         )}
         <Problem text={problem} />
         <div class="actions">
-          <button type="button" onClick={() => onClose(false)}>
+          <button type="button" onClick={() => finish(false)}>
             Cancel
           </button>
           <button type="submit" disabled={busy || etag === undefined || conflict !== undefined}>

@@ -56,20 +56,24 @@ export function ChangesPage({ session }: { session: Session }) {
     <section aria-labelledby="changes-heading">
       <h2 id="changes-heading">Changes</h2>
       <form class="controls" onSubmit={apply}>
-        <label for="changes-pet">Pet ID</label>
-        <input id="changes-pet" inputMode="numeric" value={petInput} onInput={(e) => setPetInput(e.currentTarget.value)} />
-        <label for="changes-reason">Reason</label>
-        <select id="changes-reason" value={reasonInput} onChange={(e) => setReasonInput(e.currentTarget.value as ChangeReason | '')}>
-          <option value="">All</option>
-          {REASONS.map(([value, label]) => (
-            <option key={value} value={value}>
-              {label}
-            </option>
-          ))}
-        </select>
+        <span class="field">
+          <label for="changes-pet">Pet ID</label>
+          <input id="changes-pet" inputMode="numeric" value={petInput} onInput={(e) => setPetInput(e.currentTarget.value)} />
+        </span>
+        <span class="field">
+          <label for="changes-reason">Reason</label>
+          <select id="changes-reason" value={reasonInput} onChange={(e) => setReasonInput(e.currentTarget.value as ChangeReason | '')}>
+            <option value="">All</option>
+            {REASONS.map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </span>
         <button type="submit">Filter</button>
       </form>
-      <Problem text={problem} />
+      <Problem text={problem} onRetry={inputProblem === undefined ? listing.retry : undefined} />
       <ChangesTable changes={listing.value?.items ?? []} withPet busy={listing.busy} />
       <Pager
         page={trail.length}

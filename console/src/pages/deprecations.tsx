@@ -18,7 +18,7 @@ export function DeprecationsPage({ session }: { session: Session }) {
       <p class="hint">
         Keys that still call the deprecated pet lookup (GET /v1/pets/&#123;petId&#125;), which answers 410 from its sunset date.
       </p>
-      <Problem text={listing.problem} />
+      <Problem text={listing.problem} onRetry={listing.retry} />
       {rows?.length === 0 && <p>No key has called it.</p>}
       <div class="table-scroll">
         <table aria-label="Deprecations" aria-busy={listing.busy}>

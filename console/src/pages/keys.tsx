@@ -1,6 +1,6 @@
 import type { ApiKey, NewApiKey, Scope } from 'petstore-client'
 import { useState } from 'preact/hooks'
-import { Problem, useRead } from '../parts.js'
+import { Notice, Problem, useRead } from '../parts.js'
 import { describeProblem } from '../problems.js'
 import { api, type Session } from '../session.js'
 
@@ -22,6 +22,7 @@ export function KeysPage({ session }: { session: Session }) {
   const [created, setCreated] = useState<NewApiKey | undefined>()
   const [copied, setCopied] = useState(false)
   const [confirming, setConfirming] = useState<bigint | undefined>()
+  const [notice, setNotice] = useState<string | undefined>()
 
   const create = async (event: Event) => {
     event.preventDefault()
@@ -37,8 +38,10 @@ export function KeysPage({ session }: { session: Session }) {
   }
   const revoke = async (key: ApiKey) => {
     setConfirming(undefined)
+    setNotice(undefined)
     try {
       await api.keys.revoke(key.id)
+      setNotice(`Key ${key.name} revoked: it is refused from now on.`)
       listing.reload()
     } catch (error) {
       setProblem(describeProblem(error))
@@ -90,39 +93,59 @@ export function KeysPage({ session }: { session: Session }) {
           </button>
         </div>
       )}
-      <Problem text={problem} />
+      <Notice text={notice} />
+      <Problem text={problem} onRetry={actionProblem === undefined ? listing.retry : undefined} />
       <div class="table-scroll">
-        <table aria-label="Keys" aria-busy={listing.busy}>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Scopes</th>
-              <th scope="col">Created</th>
-              <th scope="col">Last used</th>
-              <th scope="col">
+        {/* Cards on a narrow screen; the roles keep it a table for screen readers whatever the CSS does. */}
+        <table class="cards" role="table" aria-label="Keys" aria-busy={listing.busy}>
+          <thead role="rowgroup">
+            <tr role="row">
+              <th role="columnheader" scope="col">
+                Name
+              </th>
+              <th role="columnheader" scope="col">
+                Scopes
+              </th>
+              <th role="columnheader" scope="col">
+                Created
+              </th>
+              <th role="columnheader" scope="col">
+                Last used
+              </th>
+              <th role="columnheader" scope="col">
                 <span class="visually-hidden">Actions</span>
               </th>
             </tr>
           </thead>
-          <tbody>
+          <tbody role="rowgroup">
             {keys.map((key) => (
-              <tr key={String(key.id)}>
-                <td>{key.name}</td>
-                <td>{key.scopes.join(', ')}</td>
-                <td>{when.format(Date.parse(key.createdAt))}</td>
-                <td>{key.lastUsedAt === null ? 'never' : when.format(Date.parse(key.lastUsedAt))}</td>
-                <td>
-                  {key.id === session.key.id ? (
-                    <span class="hint">this key</span>
-                  ) : confirming === key.id ? (
-                    <button type="button" onClick={() => void revoke(key)}>
-                      Confirm revoking {key.name}
-                    </button>
-                  ) : (
-                    <button type="button" onClick={() => setConfirming(key.id)}>
-                      Revoke {key.name}
-                    </button>
-                  )}
+              <tr role="row" key={String(key.id)}>
+                <td role="cell" data-label="Name">
+                  <span>{key.name}</span>
+                </td>
+                <td role="cell" data-label="Scopes">
+                  <span>{key.scopes.join(', ')}</span>
+                </td>
+                <td role="cell" data-label="Created">
+                  <span>{when.format(Date.parse(key.createdAt))}</span>
+                </td>
+                <td role="cell" data-label="Last used">
+                  <span>{key.lastUsedAt === null ? 'never' : when.format(Date.parse(key.lastUsedAt))}</span>
+                </td>
+                <td role="cell">
+                  <div class="row-actions">
+                    {key.id === session.key.id ? (
+                      <span class="hint">this key</span>
+                    ) : confirming === key.id ? (
+                      <button type="button" aria-label={`Confirm revoking ${key.name}`} onClick={() => void revoke(key)}>
+                        Confirm revoking
+                      </button>
+                    ) : (
+                      <button type="button" aria-label={`Revoke ${key.name}`} onClick={() => setConfirming(key.id)}>
+                        Revoke
+                      </button>
+                    )}
+                  </div>
                 </td>
               </tr>
             ))}

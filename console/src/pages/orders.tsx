@@ -1,8 +1,8 @@
 import { type Order, type OrderStatus, type Page, PetstoreError } from 'petstore-client'
-import { useState } from 'preact/hooks'
+import { useRef, useState } from 'preact/hooks'
 import { describeProblem } from '../problems.js'
 import { api, type Session } from '../session.js'
-import { Pager, Problem, useRead } from '../parts.js'
+import { Notice, Pager, Problem, useRead } from '../parts.js'
 
 const PAGE_SIZE = 50
 
@@ -40,7 +40,12 @@ export function OrdersPage({ session }: { session: Session }) {
   const next = listing.value?.next
   const problem = actionProblem ?? listing.problem
 
+  // Busy buttons stay focusable (aria-disabled, not disabled: a disabled button drops the keyboard's
+  // focus); this guard makes a second press while the first runs do nothing.
+  const running = useRef(false)
   const act = async (work: () => Promise<string>) => {
+    if (running.current) return
+    running.current = true
     setBusy(true)
     setProblem(undefined)
     setNotice(undefined)
@@ -51,6 +56,7 @@ export function OrdersPage({ session }: { session: Session }) {
       // A 409 (not enough stock, a move the order cannot make) is said in the API's own words.
       setProblem(error instanceof PetstoreError ? error.message : describeProblem(error))
     } finally {
+      running.current = false
       setBusy(false)
     }
   }
@@ -73,11 +79,15 @@ export function OrdersPage({ session }: { session: Session }) {
     <section aria-labelledby="orders-heading">
       <h2 id="orders-heading">Orders</h2>
       <form class="controls" onSubmit={place}>
-        <label for="order-pet">Pet ID</label>
-        <input id="order-pet" inputMode="numeric" required value={petId} onInput={(e) => setPetId(e.currentTarget.value)} />
-        <label for="order-quantity">Quantity</label>
-        <input id="order-quantity" inputMode="numeric" required value={quantity} onInput={(e) => setQuantity(e.currentTarget.value)} />
-        <button type="submit" disabled={busy} aria-disabled={!canWrite} aria-describedby={canWrite ? undefined : 'no-order-write'}>
+        <span class="field">
+          <label for="order-pet">Pet ID</label>
+          <input id="order-pet" inputMode="numeric" required value={petId} onInput={(e) => setPetId(e.currentTarget.value)} />
+        </span>
+        <span class="field">
+          <label for="order-quantity">Quantity</label>
+          <input id="order-quantity" inputMode="numeric" required value={quantity} onInput={(e) => setQuantity(e.currentTarget.value)} />
+        </span>
+        <button type="submit" aria-disabled={busy || !canWrite} aria-describedby={canWrite ? undefined : 'no-order-write'}>
           Place order
         </button>
       </form>
@@ -99,12 +109,8 @@ export function OrdersPage({ session }: { session: Session }) {
           <option value="cancelled">Cancelled</option>
         </select>
       </div>
-      {notice && (
-        <p role="status" class="hint">
-          {notice}
-        </p>
-      )}
-      <Problem text={problem} />
+      <Notice text={notice} />
+      <Problem text={problem} onRetry={actionProblem === undefined ? listing.retry : undefined} />
       {!canWrite && (
         <p id="no-order-write" class="hint">
           Placing and moving orders needs a key with the orders:write scope.
@@ -138,8 +144,7 @@ export function OrdersPage({ session }: { session: Session }) {
                       <button
                         key={move.to}
                         type="button"
-                        disabled={busy}
-                        aria-disabled={!canWrite}
+                        aria-disabled={busy || !canWrite}
                         aria-describedby={canWrite ? undefined : 'no-order-write'}
                         onClick={() =>
                           canWrite &&

@@ -19,7 +19,7 @@ export function PetPage({ session, petId }: { session: Session; petId: bigint })
 
 /** A failed read, said with what it was for. */
 const failed = (what: string) => (error: unknown) => {
-  throw new Error(`${what}: ${describeProblem(error)}`)
+  throw new Error(`${what}: ${describeProblem(error)}`, { cause: error })
 }
 
 function PetView({ session, petId }: { session: Session; petId: bigint }) {
@@ -80,7 +80,7 @@ function PetView({ session, petId }: { session: Session; petId: bigint }) {
         <a href="#/stock">Back to Stock</a>
       </p>
       <h2 id="pet-heading">Pet {id}</h2>
-      <Problem text={entryRead.problem} />
+      <Problem text={entryRead.problem} onRetry={entryRead.retry} />
       {entry && (
         <dl class="entry">
           <div>
@@ -95,7 +95,7 @@ function PetView({ session, petId }: { session: Session; petId: bigint }) {
       )}
 
       <h3 id="chart-heading">Quantity over time</h3>
-      <Problem text={chartProblem} />
+      <Problem text={chartProblem} onRetry={chartRead.retry} />
       {history === undefined ? (
         chartProblem === undefined && canRead && <p class="hint">Reading the history…</p>
       ) : history.length === 0 ? (
@@ -111,7 +111,7 @@ function PetView({ session, petId }: { session: Session; petId: bigint }) {
       )}
 
       <h3 id="changes-heading">Changes</h3>
-      <Problem text={problem} />
+      <Problem text={problem} onRetry={listing.retry} />
       <ChangesTable changes={changes} withPet={false} busy={listing.busy} />
       {!listing.busy && changes.length === 0 && problem === undefined && canRead && (
         <p class="hint">{trail.length === 1 ? 'No changes are recorded for this pet.' : 'No older changes.'}</p>

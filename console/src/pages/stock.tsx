@@ -86,7 +86,7 @@ export function StockPage({ session }: { session: Session }) {
         <label for="low-stock">Low-stock threshold</label>
         <input id="low-stock" type="number" min={0} value={threshold} onInput={(e) => setLowStock(Number(e.currentTarget.value) || 0)} />
       </div>
-      <Problem text={problem} />
+      <Problem text={problem} onRetry={inputProblem === undefined ? listing.retry : undefined} />
       <div class="table-scroll">
         <table aria-label="Stock" aria-busy={listing.busy}>
           <thead>

@@ -1,6 +1,6 @@
 import type { NewWebhook } from 'petstore-client'
 import { useState } from 'preact/hooks'
-import { Problem, useRead } from '../parts.js'
+import { Notice, Problem, useRead } from '../parts.js'
 import { describeProblem } from '../problems.js'
 import { api, type Session } from '../session.js'
 
@@ -23,13 +23,16 @@ export function WebhooksPage({ session }: { session: Session }) {
   const [description, setDescription] = useState('')
   const [created, setCreated] = useState<NewWebhook | undefined>()
   const [confirming, setConfirming] = useState<bigint | undefined>()
+  const [notice, setNotice] = useState<string | undefined>()
 
-  /** Runs a change, then reads the list again; says what went wrong in words. */
-  const act = async (work: () => Promise<unknown>) => {
+  /** Runs a change, then reads the list again; says what it did, or what went wrong, in words. */
+  const act = async (work: () => Promise<unknown>, done?: string) => {
     setProblem(undefined)
+    setNotice(undefined)
     setConfirming(undefined)
     try {
       await work()
+      setNotice(done)
       listing.reload()
     } catch (error) {
       setProblem(describeProblem(error))
@@ -63,46 +66,66 @@ export function WebhooksPage({ session }: { session: Session }) {
           <input id="new-secret" readOnly value={created.secret} onFocus={(e) => e.currentTarget.select()} />
         </div>
       )}
-      <Problem text={problem} />
+      <Notice text={notice} />
+      <Problem text={problem} onRetry={actionProblem === undefined ? listing.retry : undefined} />
       <div class="table-scroll">
-        <table aria-label="Webhooks" aria-busy={listing.busy}>
-          <thead>
-            <tr>
-              <th scope="col">URL</th>
-              <th scope="col">State</th>
-              <th scope="col">Delivered through</th>
-              <th scope="col">Last success</th>
-              <th scope="col">Why</th>
-              <th scope="col">
+        {/* Cards on a narrow screen; the roles keep it a table for screen readers whatever the CSS does. */}
+        <table class="cards" role="table" aria-label="Webhooks" aria-busy={listing.busy}>
+          <thead role="rowgroup">
+            <tr role="row">
+              {['URL', 'State', 'Delivered through', 'Last success', 'Why'].map((name) => (
+                <th key={name} role="columnheader" scope="col">
+                  {name}
+                </th>
+              ))}
+              <th role="columnheader" scope="col">
                 <span class="visually-hidden">Actions</span>
               </th>
             </tr>
           </thead>
-          <tbody>
+          <tbody role="rowgroup">
             {hooks.map((hook) => (
-              <tr key={String(hook.id)}>
-                <td class="id">
-                  {hook.url}
-                  {hook.description && <div class="hint">{hook.description}</div>}
+              <tr role="row" key={String(hook.id)}>
+                <td role="cell" data-label="URL" class="url">
+                  <div>
+                    {hook.url}
+                    {hook.description && <div class="hint">{hook.description}</div>}
+                  </div>
                 </td>
-                <td>{hook.state}</td>
-                <td class="num">{String(hook.deliveredThrough)}</td>
-                <td>{at(hook.lastSuccessAt)}</td>
-                <td>{hook.disabledReason ?? hook.lastError ?? '—'}</td>
-                <td>
+                <td role="cell" data-label="State">
+                  <span>{hook.state}</span>
+                </td>
+                <td role="cell" data-label="Delivered through" class="num">
+                  <span>{String(hook.deliveredThrough)}</span>
+                </td>
+                <td role="cell" data-label="Last success">
+                  <span>{at(hook.lastSuccessAt)}</span>
+                </td>
+                <td role="cell" data-label="Why">
+                  <span>{hook.disabledReason ?? hook.lastError ?? '—'}</span>
+                </td>
+                <td role="cell">
                   <div class="row-actions">
                     {hook.state === 'disabled' && (
-                      <button type="button" onClick={() => void act(() => api.webhooks.enable(hook.id))}>
-                        Re-enable {hook.url}
+                      <button
+                        type="button"
+                        aria-label={`Re-enable ${hook.url}`}
+                        onClick={() => void act(() => api.webhooks.enable(hook.id), `Webhook ${hook.url} re-enabled.`)}
+                      >
+                        Re-enable
                       </button>
                     )}
                     {confirming === hook.id ? (
-                      <button type="button" onClick={() => void act(() => api.webhooks.remove(hook.id))}>
-                        Confirm removing {hook.url}
+                      <button
+                        type="button"
+                        aria-label={`Confirm removing ${hook.url}`}
+                        onClick={() => void act(() => api.webhooks.remove(hook.id), `Webhook ${hook.url} removed.`)}
+                      >
+                        Confirm removing
                       </button>
                     ) : (
-                      <button type="button" onClick={() => setConfirming(hook.id)}>
-                        Remove {hook.url}
+                      <button type="button" aria-label={`Remove ${hook.url}`} onClick={() => setConfirming(hook.id)}>
+                        Remove
                       </button>
                     )}
                   </div>

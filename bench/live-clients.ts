@@ -30,7 +30,7 @@ export type ClientsReply =
 const OPEN_BATCH = 50
 const OPEN_TIMEOUT_MS = 10_000
 const CHANGE = Buffer.from('event: change\n')
-const ID = /(?:^|\n)id: (\d+)\n/g
+const ID = /(?:^|\n)id: (\d+)(?:\n|$)/
 const now = (): number => performance.timeOrigin + performance.now()
 
 const sockets = new Set<Socket>()
@@ -88,8 +88,11 @@ function openOne(request: OpenRequest): Promise<void> {
       const text = carry + chunk.toString('latin1')
       const last = text.lastIndexOf('\n\n')
       carry = last === -1 ? text.slice(-4096) : text.slice(last + 2)
-      for (const m of text.slice(0, last + 2).matchAll(ID)) {
-        const id = m[1]!
+      // Each change's block; not the stream's first, which carries only the id it starts after.
+      for (const block of last === -1 ? [] : text.slice(0, last).split('\n\n')) {
+        if (!block.includes('event: change')) continue
+        const id = block.match(ID)?.[1]
+        if (id === undefined) continue
         const times = arrivals.get(id)
         if (times === undefined) arrivals.set(id, [at])
         else times.push(at)

@@ -191,7 +191,9 @@ for (const backend of BACKENDS) {
         await signIn(page, suite.token)
         await page.getByRole('link', { name: 'Webhooks' }).click()
         const table = await settledTable(page, 'Webhooks')
-        await table.getByText('disabled', { exact: true }).waitFor()
+        // Other tests' webhooks may be listed too: this one's row.
+        const row = table.locator('tbody tr', { hasText: NARROW_URL })
+        await row.getByText('disabled', { exact: true }).waitFor()
         const wide = await pageWidth(page)
         assert.ok(wide <= 390, `the Webhooks page is ${wide} pixels wide at 390`)
         const scroller = await page.locator('.table-scroll').evaluate((e) => [e.scrollWidth, e.clientWidth])

@@ -4,6 +4,8 @@
 // deprecated lookup. Other keys see none of these pages.
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { Browser, Page } from 'playwright-core'
@@ -61,14 +63,21 @@ for (const backend of BACKENDS) {
       }
     })
 
-    test('When a webhook is added for an endpoint that refuses, then its secret is shown once, it is shown disabled with why, and it can be re-enabled and removed', async () => {
+    test('When a webhook is added for an endpoint that refuses, then its secret is shown once, it is shown disabled with why, and once re-enabled it delivers again and can be removed', async () => {
       const { context, page, problems } = await openConsole(browser, suite.server.baseUrl)
+      // An endpoint that answers 503 until it is told to accept: re-enabling must then deliver, not
+      // race the retry schedule back to disabled.
+      let accepting = false
+      const endpoint = http.createServer((req, res) => {
+        req.resume()
+        res.writeHead(accepting ? 204 : 503).end()
+      })
+      await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve))
       try {
         await signIn(page, suite.token)
         await page.getByRole('link', { name: 'Webhooks' }).click()
         await settledTable(page, 'Webhooks')
-        // Nothing listens on port 9 of this machine's loopback: every delivery is refused.
-        const url = 'http://127.0.0.1:9/petstore'
+        const url = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/petstore`
         await page.getByLabel('URL').fill(url)
         await page.getByLabel('Description').fill('refused on purpose')
         await page.getByRole('button', { name: 'Add webhook' }).click()
@@ -84,10 +93,18 @@ for (const backend of BACKENDS) {
         const table = await settledTable(page, 'Webhooks')
         await table.getByText('disabled', { exact: true }).waitFor()
         const why = (await table.locator('tbody tr td:nth-child(5)').textContent()) ?? ''
-        assert.ok(why !== '—' && why.length > 0, `the page says why: ${why}`)
+        assert.match(why, /HTTP 503/, 'the page says why')
+        accepting = true
         await page.getByRole('button', { name: `Re-enable ${url}` }).click()
         await page.getByRole('button', { name: `Re-enable ${url}` }).waitFor({ state: 'detached' })
-        assert.notEqual((await client(suite.token).webhooks.list())[0]?.state, 'disabled')
+        // The message that failed goes first, and now arrives: the cursor moves, the state is active.
+        const resumed = performance.now() + 10_000
+        for (;;) {
+          const [hook] = await client(suite.token).webhooks.list()
+          if (hook?.state === 'active' && hook.deliveredThrough > 0n) break
+          assert.ok(performance.now() < resumed, `delivering again within 10 s (${hook?.state})`)
+          await new Promise((resolve) => setTimeout(resolve, 100))
+        }
         await page.getByRole('button', { name: `Remove ${url}` }).click()
         await page.getByRole('button', { name: `Confirm removing ${url}` }).click()
         await page.getByRole('button', { name: `Remove ${url}` }).waitFor({ state: 'detached' })
@@ -95,6 +112,8 @@ for (const backend of BACKENDS) {
         assert.deepEqual(problems, [])
       } finally {
         await context.close()
+        endpoint.closeAllConnections()
+        await new Promise((resolve) => endpoint.close(resolve))
       }
     })
 

@@ -8,7 +8,7 @@
 // names `console`, and `BENCH_SCENARIOS=console` alone runs nothing else.
 import type { Browser, Page } from 'playwright-core'
 import { browserUnavailable, launchBrowser } from '../test/support/browser.js'
-import type { Backend, BenchDatabase } from './backends.js'
+import type { Backend } from './backends.js'
 import { envNumber, FIRST_PET_ID, HUGE_INVENTORY, IMPORT_TIMEOUT_MS } from './config.js'
 import { benchCommand } from './live.js'
 import { runNode, type ServerHandle } from './procs.js'
@@ -63,17 +63,6 @@ export interface ConsoleResult {
 }
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err))
-
-// ---------------------------------------------------------------- databases, dropped even when the run is cut short
-
-const open = new Set<BenchDatabase>()
-
-/** Drops the databases still open (run.ts calls it on its watchdog, SIGINT and SIGTERM, after killing the servers). */
-export async function disposeConsoleDatabases(): Promise<void> {
-  const all = [...open]
-  open.clear()
-  await Promise.race([Promise.allSettled(all.map((db) => db.dispose())), new Promise((resolve) => setTimeout(resolve, 30_000).unref())])
-}
 
 // ---------------------------------------------------------------- the measurement, in the page
 
@@ -142,7 +131,6 @@ async function consoleRun(
   const label = `console / ${backend.name}`
   let server: ServerHandle | undefined
   const db = await backend.createDatabase('console-first-page')
-  open.add(db)
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
   try {
     const env = serviceEnv(db.url)
@@ -182,7 +170,6 @@ async function consoleRun(
     } catch (err) {
       row.failure ??= message(err)
     }
-    open.delete(db)
     await db.dispose()
   }
   return row

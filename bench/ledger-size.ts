@@ -7,7 +7,7 @@
 import { Agent, request } from 'node:http'
 import Database from 'better-sqlite3'
 import pg from 'pg'
-import type { Backend, BenchDatabase } from './backends.js'
+import type { Backend } from './backends.js'
 import { CLI_TIMEOUT_MS, DURATION_SECONDS, FIRST_PET_ID, LARGE_INVENTORY, LOAD_GRACE_MS, ORDER_STOCK, WARMUP_SECONDS } from './config.js'
 import { benchCommand } from './live.js'
 import { cpuPerRequest, runLoad, type LoadSpec, type Measured } from './load.js'
@@ -99,17 +99,6 @@ export interface LedgerResult {
 }
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err))
-
-// ---------------------------------------------------------------- databases, dropped even when the run is cut short
-
-const open = new Set<BenchDatabase>()
-
-/** Drops the databases still open (run.ts calls it on its watchdog, SIGINT and SIGTERM, after killing the servers). */
-export async function disposeLedgerDatabases(): Promise<void> {
-  const all = [...open]
-  open.clear()
-  await Promise.race([Promise.allSettled(all.map((db) => db.dispose())), new Promise((resolve) => setTimeout(resolve, 30_000).unref())])
-}
 
 // ---------------------------------------------------------------- the fill
 
@@ -361,7 +350,6 @@ async function ledgerRun(cli: string, backend: Backend, size: number, dataset: D
   const label = `ledger ${size.toLocaleString('en-US')} / ${backend.name}`
   let server: ServerHandle | undefined
   const db = await backend.createDatabase(`ledger-${size}`)
-  open.add(db)
   try {
     const env = serviceEnv(db.url)
     const token = await createKey(cli, env)
@@ -404,7 +392,6 @@ async function ledgerRun(cli: string, backend: Backend, size: number, dataset: D
     } catch (err) {
       row.failure ??= message(err)
     }
-    open.delete(db)
     await db.dispose()
   }
   row.totalMs = performance.now() - started

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { availableBackends } from './backends.js'
+import { availableBackends, disposeOpenDatabases } from './backends.js'
 import {
   CONNECTIONS,
   DURATION_SECONDS,
@@ -29,7 +29,6 @@ import {
   consoleGoals,
   consoleOnly,
   consoleReportText,
-  disposeConsoleDatabases,
   readConsoleSection,
   renderConsole,
   runConsole,
@@ -39,7 +38,6 @@ import {
 } from './console-first-page.js'
 import { runHuge, type HugeResult } from './huge.js'
 import {
-  disposeLedgerDatabases,
   LEDGER_GROUP,
   LEDGER_SIZES,
   ledgerBudgetMs,
@@ -383,8 +381,8 @@ const budgetMs =
   (LEDGER ? ledgerBudgetMs(BACKENDS.length, LEDGER_SIZES) : 0) +
   (CONSOLE ? consoleBudgetMs(BACKENDS.length) : 0)
 /**
- * Kills the servers, removes the run's folder and drops the ledger-size and console databases still
- * open (gigabytes at 10,000,000 rows), then exits.
+ * Kills the servers, removes the run's folder and drops the databases still
+ * open (gigabytes at 10,000,000 ledger rows), then exits.
  */
 let aborting = false
 const abort = (code: number): void => {
@@ -392,7 +390,7 @@ const abort = (code: number): void => {
   if (aborting) return // a second signal while the databases are being dropped
   aborting = true
   if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true })
-  void Promise.all([disposeLedgerDatabases(), disposeConsoleDatabases()]).finally(() => process.exit(code))
+  void disposeOpenDatabases().finally(() => process.exit(code))
 }
 const watchdog = setTimeout(() => {
   console.error(`bench: exceeded ${Math.round(budgetMs / 1000)} s overall; killing servers`)
@@ -410,7 +408,7 @@ main()
     async (err: unknown) => {
       console.error('bench crashed:', err)
       killAllChildren()
-      await Promise.all([disposeLedgerDatabases(), disposeConsoleDatabases()])
+      await disposeOpenDatabases()
       process.exitCode = 1
     },
   )

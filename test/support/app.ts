@@ -24,13 +24,14 @@ import {
 
 /**
  * What the suites set for every in-process app unless they ask otherwise: the same as startServer
- * (no drain, no rate limits), and no request log, which nothing in this process reads.
+ * (no drain, no rate limits, no load shedding), and no request log, which nothing in this process reads.
  */
 export const APP_ENV: Record<string, string> = {
   LOG_LEVEL: 'silent',
   SHUTDOWN_DRAIN_MS: '0',
   RATE_LIMIT_PER_KEY: '0',
   RATE_LIMIT_PER_ADDRESS: '0',
+  LOAD_SHED_EVENT_LOOP_DELAY_MS: '0',
 }
 
 /** The app of `petstore serve`, built in this process; `request` answers as TestServer's does. */

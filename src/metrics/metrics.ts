@@ -45,7 +45,7 @@ export class Metrics {
 
   private readonly batchSize = new Histogram({
     name: 'petstore_commit_batch_size',
-    help: 'PATCHes per shared commit (group commit), by backend',
+    help: 'Writes per shared commit (group commit: stock writes, and on SQLite the webhook cursors that ride them), by backend',
     labelNames: ['backend'] as const,
     buckets: exponentialBuckets(1, 2, 11),
   })

@@ -6,7 +6,7 @@ import { describe, test } from 'node:test'
 import type { Webhook } from '../../src/domain.js'
 import type { Storage } from '../../src/storage/ports.js'
 import { BACKENDS, useStorage } from './backends.js'
-import { actor, item, now, seed } from './fixtures.js'
+import { actor, item, listItems, now, seed } from './fixtures.js'
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`
@@ -182,6 +182,35 @@ for (const backend of BACKENDS) {
       assert.equal((await storage.getWebhook(webhook.id))!.deliveredThrough, 2n)
       assert.equal(await storage.recordDelivery(webhook.id, 'owner-a', 3n, now()), true)
       assert.equal((await other.getWebhook(webhook.id))!.deliveredThrough, 3n, 'durable: another connection reads it')
+    })
+
+    test('When deliveries are recorded in the same moment as stock writes, then each gets its own answer, all are durable, and a delivery alone leaves the inventory’s version', async () => {
+      const { storage } = fixture
+      const other = await fixture.another()
+      await seed(storage, [item(1n, 1), item(2n, 1)])
+      const [a, b] = [await create(storage), await create(storage, 'https://hooks.example.com/b')]
+      const end = a.deliveredThrough
+      await storage.leaseWebhooks('owner-a', 60_000)
+      await storage.writeStock({ kind: 'set', petId: 1n, quantity: 5, actor: actor() })
+      const at = now()
+      // Submitted in one turn: on SQLite they share one group commit.
+      const [set, recorded, fenced, set2] = await Promise.all([
+        storage.writeStock({ kind: 'set', petId: 2n, quantity: 6, actor: actor() }),
+        storage.recordDelivery(a.id, 'owner-a', end + 1n, at),
+        storage.recordDelivery(b.id, 'owner-b', end + 1n, at),
+        storage.writeStock({ kind: 'set', petId: 1n, quantity: 7, actor: actor() }),
+      ])
+      assert.deepEqual(set, item(2n, 6))
+      assert.deepEqual(set2, item(1n, 7))
+      assert.equal(recorded, true)
+      assert.equal(fenced, false, 'not the owner')
+      assert.equal((await other.getWebhook(a.id))!.deliveredThrough, end + 1n, 'durable: another connection reads it')
+      assert.equal((await other.getWebhook(a.id))!.lastSuccessAt, at)
+      assert.equal((await other.getWebhook(b.id))!.deliveredThrough, end)
+      assert.deepEqual(await listItems(other), [item(1n, 7), item(2n, 6)])
+      const before = await storage.versions()
+      assert.equal(await storage.recordDelivery(a.id, 'owner-a', end + 2n, now()), true)
+      assert.deepEqual(await storage.versions(), before, 'a cursor is not an inventory write: the caches stay valid')
     })
 
     test('When failures are recorded, then only the owner’s count; a success clears them', async () => {

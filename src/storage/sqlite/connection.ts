@@ -102,6 +102,11 @@ export class SqliteConnection {
     }, deadline)
   }
 
+  /** One IMMEDIATE transaction that leaves the inventory alone (no cache needs to know of it). */
+  commit<T>(body: () => T, deadline?: number): Promise<T> {
+    return this.retryBusy(() => this.db.transaction(body).immediate(), deadline)
+  }
+
   /**
    * Runs a statement or transaction, retrying while another process holds a lock it needs (a writer's
    * lock for writes; for reads, a connection in exclusive locking mode or running WAL recovery), until

@@ -30,7 +30,7 @@ export const SqliteStorage = {
   open(path: string, options: SqliteStorageOptions = {}): SqliteStorage {
     const conn = new SqliteConnection(path, options)
     const { settled, ...inventory } = sqliteInventory(conn)
-    const { drain, ...stock } = sqliteStock(conn, options.observer)
+    const { drain, alongside, ...stock } = sqliteStock(conn, options.observer)
     const { stop: stopSignals, ...signals } = sqliteSignals(conn)
     return {
       dialect: 'sqlite',
@@ -40,7 +40,7 @@ export const SqliteStorage = {
       ...sqliteLedger(conn),
       ...sqliteRetention(conn),
       ...signals,
-      ...sqliteWebhooks(conn),
+      ...sqliteWebhooks(conn, alongside),
       ...sqliteOrders(conn),
       ...sqliteImports(conn),
       ...sqlitePets(conn),

@@ -4,8 +4,9 @@ import type { WebhookFailure, WebhookStore } from '../ports.js'
 import type { SqliteConnection } from './connection.js'
 
 /*
- * Webhook subscriptions. Each statement commits on its own; none touches the inventory, so none
- * moves this process's inventory counter. Leases are on this machine's clock, which every process
+ * Webhook subscriptions. Each statement commits on its own, except a delivery's cursor, which rides
+ * the stock writes' next group commit (`alongside`); none touches the inventory, so none moves this
+ * process's inventory counter. Leases are on this machine's clock, which every process
  * of one SQLite file shares.
  */
 
@@ -43,7 +44,7 @@ export const toWebhook = (r: WebhookRow): Webhook => ({
 
 const toTarget = (r: WebhookRow): WebhookTarget => ({ ...toWebhook(r), secret: r.secret, messageTag: r.message_tag })
 
-export function sqliteWebhooks(conn: SqliteConnection): WebhookStore {
+export function sqliteWebhooks(conn: SqliteConnection, alongside: <T>(write: () => T) => Promise<T>): WebhookStore {
   const { db } = conn
   const rows = (sql: string) => db.prepare(sql).safeIntegers()
   const st = {
@@ -101,7 +102,8 @@ export function sqliteWebhooks(conn: SqliteConnection): WebhookStore {
     async releaseWebhooks(owner) {
       await conn.retryBusy(() => st.release.run(owner))
     },
-    recordDelivery: async (id, owner, seq, at) => (await all(st.delivered, { id, owner, seq, at })).length > 0,
+    // Durable when it resolves, as every commit here (synchronous=FULL), sharing the fsync of the PATCHes beside it.
+    recordDelivery: async (id, owner, seq, at) => (await alongside(() => st.delivered.all({ id, owner, seq, at }))).length > 0,
     recordFailure: async (id, owner, failure: WebhookFailure) =>
       (await all(st.failed, { id, owner, ...failure, nextAttemptAt: failure.nextAttemptAt ?? null })).length > 0,
   }

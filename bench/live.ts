@@ -793,7 +793,9 @@ export function renderLive(r: LiveResult): string {
             p.runs.map((x) => num(x.stealPct)).join(', '),
             plainRun && m && valid(p) ? num(m.rps / plainRun.rps, 2) : '-',
             bareRun && m && !p.target.startsWith('bare') ? num(m.rps / bareRun.rps, 2) : '-',
-            p.live ? p.delivered.map((d, i) => `${d} / ${PATCH_STREAMS === 0 ? '-' : num((p.streamEvents[i] ?? 0) / PATCH_STREAMS)}`).join(', ') : '-',
+            p.live
+              ? p.delivered.map((d, i) => `${d} / ${PATCH_STREAMS === 0 ? '-' : num((p.streamEvents[i] ?? 0) / PATCH_STREAMS)}`).join(', ')
+              : '-',
           ]
         }),
       ]),

@@ -652,7 +652,10 @@ export function liveGoals(r: LiveResult): LiveGoal[] {
 const cpuText = (m: Measured | undefined): string =>
   m?.cpuUserUs === undefined || m.cpuSysUs === undefined ? '-' : num(m.cpuUserUs + m.cpuSysUs, 1)
 
-const metText = (met: boolean | undefined): string => (met === undefined ? 'not measured' : met ? 'met' : '**NOT met**')
+/** A goal's verdict; a measured one without a verdict was run with another mix than the goal's (BENCH_LIVE_STREAMS, BENCH_LIVE_WEBHOOK). */
+const verdict = (g: LiveGoal): string =>
+  g.met !== undefined ? (g.met ? 'met' : 'NOT met') : g.measured === '-' ? 'not measured' : 'not judged'
+const metText = (g: LiveGoal): string => (g.met === false ? `**${verdict(g)}**` : verdict(g))
 
 function table(rows: readonly (readonly string[])[]): string[] {
   const [head, ...body] = rows
@@ -803,9 +806,9 @@ export function renderLive(r: LiveResult): string {
     )
   }
   lines.push(
-    `### Live-changes goals (${met} of ${goals.length} met)`,
+    `### Live-changes goals (${met} of ${goals.filter((g) => verdict(g) !== 'not judged').length} met)`,
     '',
-    ...table([['Goal', 'Measured', 'Result'], ...goals.map((g) => [g.goal, g.measured, metText(g.met)])]),
+    ...table([['Goal', 'Measured', 'Result'], ...goals.map((g) => [g.goal, g.measured, metText(g)])]),
     '',
     MARK_END,
     '',
@@ -815,7 +818,7 @@ export function renderLive(r: LiveResult): string {
 
 export function liveConsole(r: LiveResult): string {
   return liveGoals(r)
-    .map((g) => `${g.met === undefined ? 'not measured' : g.met ? 'met' : 'NOT met'}  ${g.goal}: ${g.measured}`)
+    .map((g) => `${verdict(g)}  ${g.goal}: ${g.measured}`)
     .join('\n')
 }
 

@@ -58,6 +58,11 @@ export class GroupCommit<In, Out> {
     })
   }
 
+  /** Nothing waits for a batch and none is being committed: a write submitted now would commit alone. */
+  get idle(): boolean {
+    return this.pending.length === 0 && !this.scheduled && this.inFlight.size === 0
+  }
+
   /** Resolves once every write submitted so far has been committed or has failed. */
   async drain(): Promise<void> {
     while (this.scheduled || this.inFlight.size > 0) {

@@ -1,6 +1,6 @@
 // SQLite's group commit carries small writes that are not stock writes (a webhook's cursor) in the
-// next batch's transaction: they share its one fsync, a rider's error fails only its own caller,
-// and a batch of riders alone is not counted as an inventory write.
+// next batch's transaction: they share its one fsync, a rider's error fails only its own caller;
+// with no batch to join a rider commits alone at once, not counted as an inventory write.
 import assert from 'node:assert/strict'
 import { afterEach, beforeEach, describe, test } from 'node:test'
 import { SqliteConnection } from '../../src/storage/sqlite/connection.js'
@@ -31,16 +31,16 @@ describe('SQLite group commit with riders', () => {
   const note = (text: string | null) => () => conn.db.prepare('INSERT INTO notes (text) VALUES (?) RETURNING text').pluck().get(text)
   const notes = () => conn.db.prepare('SELECT text FROM notes ORDER BY rowid').pluck().all()
 
-  test('When riders are submitted with a stock write in one turn, then all share one commit, and a rider that fails fails alone', async () => {
+  test('When riders are submitted while a stock write waits for its batch, then all share one commit, and a rider that fails fails alone', async () => {
     const results = await Promise.allSettled([
-      stock.alongside(note('a')),
       stock.writeStock({ kind: 'set', petId: 1n, quantity: 9, actor: actor() }),
+      stock.alongside(note('a')),
       stock.alongside(note(null)), // NOT NULL: this statement fails, the transaction goes on
       stock.alongside(note('b')),
     ])
     assert.deepEqual(batches, [4], 'one commit for the four')
-    assert.deepEqual(results[0], { status: 'fulfilled', value: 'a' })
-    assert.deepEqual(results[1], { status: 'fulfilled', value: item(1n, 9) })
+    assert.deepEqual(results[0], { status: 'fulfilled', value: item(1n, 9) })
+    assert.deepEqual(results[1], { status: 'fulfilled', value: 'a' })
     assert.equal(results[2].status, 'rejected')
     assert.match(String((results[2] as PromiseRejectedResult).reason), /NOT NULL/)
     assert.deepEqual(results[3], { status: 'fulfilled', value: 'b' })
@@ -48,10 +48,12 @@ describe('SQLite group commit with riders', () => {
     assert.equal(conn.db.prepare('SELECT quantity FROM inventory WHERE pet_id = 1').pluck().get(), 9)
   })
 
-  test('When riders commit alone, then they are committed and the inventory is not counted as written', async () => {
+  test('When a rider has no batch to join, then it commits alone at once, not counted as an inventory write; its error is its own', async () => {
     const before = conn.ownInventoryWrites
-    assert.deepEqual(await Promise.all([stock.alongside(note('c')), stock.alongside(note('d'))]), ['c', 'd'])
-    assert.deepEqual(batches, [2])
+    assert.equal(await stock.alongside(note('c')), 'c')
+    await assert.rejects(stock.alongside(note(null)), /NOT NULL/)
+    assert.equal(await stock.alongside(note('d')), 'd')
+    assert.deepEqual(batches, [], 'no group commit was waited for')
     assert.equal(conn.ownInventoryWrites, before, 'the caches of the inventory stay valid')
     assert.deepEqual(notes(), ['c', 'd'])
     await stock.writeStock({ kind: 'set', petId: 1n, quantity: 3, actor: actor() })

@@ -84,7 +84,8 @@ function applyBatch(conn: SqliteConnection, batch: (StockWrite | Rider)[]): (Sto
 
 /**
  * Stock writes, sharing commits (group commit); `alongside` runs a Rider in the next batch's
- * transaction (alone, when no stock write comes); `drain` resolves once the pending ones are committed.
+ * transaction, or alone at once when no batch is waiting or committing; `drain` resolves once the
+ * pending ones are committed.
  */
 export function sqliteStock(
   conn: SqliteConnection,
@@ -103,7 +104,8 @@ export function sqliteStock(
   return {
     ...stockWritesThrough(groupCommit as GroupCommit<StockWrite, StockResult>),
     async alongside<T>(rider: () => T): Promise<T> {
-      const ridden = (await groupCommit.submit(rider)) as Ridden
+      // With no batch to join, waiting a turn for one would only delay it: it commits alone at once.
+      const ridden = (groupCommit.idle ? await conn.commit(() => ride(rider)) : await groupCommit.submit(rider)) as Ridden
       if ('error' in ridden) throw ridden.error
       return ridden.value as T
     },

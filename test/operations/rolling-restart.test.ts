@@ -153,9 +153,7 @@ for (const backend of BACKENDS) {
         assert.ok(listenerClosedAt - signalledAt >= DRAIN_MS, `the listener closed ${listenerClosedAt - signalledAt} ms after SIGTERM`)
 
         const before = sent.filter((s) => s.sentAt < listenerClosedAt)
-        const afterSignal = before.filter((s) => s.sentAt > signalledAt + 20)
         assert.ok(before.length > 100, `only ${before.length} requests were sent before the listener closed`)
-        assert.ok(afterSignal.length > 3 * CLIENTS, `only ${afterSignal.length} requests were sent during the drain`)
         for (const s of before) {
           assert.deepEqual(
             { status: s.status, complete: s.complete, error: s.error },
@@ -163,8 +161,19 @@ for (const backend of BACKENDS) {
             `a request sent ${s.sentAt - signalledAt} ms after SIGTERM`,
           )
         }
-        // During the drain every response asks the client to reconnect (elsewhere, behind a balancer).
-        for (const s of afterSignal) assert.equal(s.connection, 'close')
+        // During the drain every response asks the client to reconnect (elsewhere, behind a balancer):
+        // from when the last serving process began to drain (a worker hears of the signal from the
+        // primary, which can take tens of ms on a busy machine), as its log says.
+        const drains = server
+          .logs()
+          .filter((l) => String(l.msg).startsWith('draining'))
+          .map((l) => Number(l.time))
+        assert.equal(drains.length, workers, 'every serving process drained')
+        const allDraining = Math.max(...drains)
+        assert.ok(allDraining < listenerClosedAt, 'the drain began before the listeners closed')
+        const duringDrain = before.filter((s) => s.sentAt > allDraining)
+        assert.ok(duringDrain.length > 3 * CLIENTS, `only ${duringDrain.length} requests were sent while every process drained`)
+        for (const s of duringDrain) assert.equal(s.connection, 'close', `a request sent ${s.sentAt - allDraining} ms into the drain`)
         assert.ok(sent.filter((s) => s.sentAt < signalledAt - 100).every((s) => s.connection === 'keep-alive'))
 
         // Readiness fails from the start of the drain; liveness holds until the process exits.

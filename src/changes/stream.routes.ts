@@ -7,7 +7,7 @@ import { CURSOR_EXPIRED_RESPONSE, errorResponses } from '../http/error.schema.js
 import type { Lifecycle } from '../http/lifecycle.js'
 import { documentRateLimits } from '../http/rate-limit.js'
 import { requires } from '../http/scopes.js'
-import { BIG_PET_ID, Int64Schema } from '../inventory/inventory.schema.js'
+import { BIG_PET_ID, Int64Schema } from '../http/int64.schema.js'
 import { parseInt64 } from '../int64.js'
 import type { LedgerReads } from '../storage/ports.js'
 import { type ChangeStream, STREAM_BUFFER_BYTES } from './change-stream.js'

@@ -17,7 +17,8 @@ import { ETAG_HEADER, IfMatchHeaders, IfNoneMatchHeaders, notModifiedResponse, s
 import { DEFAULT_PAGE_SIZE } from '../paging.js'
 import { writePrecondition } from './if-match.js'
 import { itemJson } from './inventory.json.js'
-import { type InventoryListQuery, InventoryListQuerySchema, type InventoryUpdate, PetIdParamsSchema } from './inventory.schema.js'
+import { PetIdParamsSchema } from '../http/int64.schema.js'
+import { type InventoryListQuery, InventoryListQuerySchema, type InventoryUpdate } from './inventory.schema.js'
 import type { InventoryService } from './inventory.service.js'
 import { requires } from '../http/scopes.js'
 

@@ -9,6 +9,7 @@ import {
   type PetStatus,
   type SetReason,
 } from '../domain.js'
+import { BIG_PET_ID, Int64IdSchema, Int64Schema, PetIdSchema } from '../http/int64.schema.js'
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../paging.js'
 
 export const PetStatusSchema = Type.Unsafe<PetStatus>({
@@ -16,39 +17,6 @@ export const PetStatusSchema = Type.Unsafe<PetStatus>({
   type: 'string',
   enum: [...PET_STATUSES],
   description: 'Sales status of an inventory entry.',
-})
-
-/**
- * Said on every int64 of the document: generators map `format: int64` to a double unless told
- * otherwise, and no vendor extension tells them (see docs/api.md, "Exact 64-bit integers").
- */
-export const INT64_NOTE =
-  "An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it)."
-
-/** A pet id above 2^53 (2^53 + 1, which a double rounds to 2^53): the examples show that ids are exact. */
-export const BIG_PET_ID = 9007199254740993n
-
-interface Int64Options {
-  minimum?: number
-  default?: number
-  /** bigint, so that the document writes them digit for digit (see http/openapi-document.ts). */
-  examples?: bigint[]
-}
-
-/** Exact int64 everywhere: the JSON number is emitted digit for digit, and parsed to a bigint on input. */
-export const Int64Schema = (description: string, options: Int64Options = {}) =>
-  Type.Unsafe<bigint>({ type: 'integer', format: 'int64', ...options, description: `${description} ${INT64_NOTE}` })
-
-/**
- * An id the service numbers from 1 in a 32-bit column today (API keys, webhook subscriptions),
- * documented as an int64 like every other id, so that clients read all ids alike and a wider column
- * later breaks none of them. Its handlers produce numbers, hence Type.Integer.
- */
-export const Int64IdSchema = (description: string) =>
-  Type.Integer({ format: 'int64', minimum: 1, description: `${description} ${INT64_NOTE}` })
-
-export const PetIdSchema = Int64Schema('Identifier of the pet (a signed 64-bit integer, exact over the whole range).', {
-  examples: [BIG_PET_ID],
 })
 
 export const QuantitySchema = Type.Integer({
@@ -111,10 +79,6 @@ export const InventoryUpdateSchema = Type.Object(
   },
 )
 export type InventoryUpdate = Static<typeof InventoryUpdateSchema>
-
-export const PetIdParamsSchema = Type.Object({
-  petId: Int64Schema('The pet: a decimal int64 in canonical form (no leading zeros, no exponent).', { examples: [BIG_PET_ID] }),
-})
 
 /**
  * listInventory's query. Without `limit` and `after` the answer is the whole list (of one status,

@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import { SCOPES } from '../domain.js'
-import { Int64IdSchema, Int64Schema } from '../inventory/inventory.schema.js'
+import { Int64IdSchema, Int64Schema } from '../http/int64.schema.js'
 import { KEY_NAME_PATTERN, KEY_PATTERN } from './api-key.js'
 
 export const ScopeSchema = Type.Unsafe<(typeof SCOPES)[number]>({

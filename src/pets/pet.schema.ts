@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import { PET_LIMITS } from '../domain.js'
-import { BIG_PET_ID, Int64IdSchema, Int64Schema, PetIdSchema } from '../inventory/inventory.schema.js'
+import { BIG_PET_ID, Int64IdSchema, Int64Schema, PetIdSchema } from '../http/int64.schema.js'
 
 const name = (what: string) =>
   Type.String({ minLength: 1, maxLength: PET_LIMITS.nameLength, description: `${what}, 1 to ${PET_LIMITS.nameLength} characters.` })

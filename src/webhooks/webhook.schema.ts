@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import { WEBHOOK_LIMITS } from '../domain.js'
-import { Int64IdSchema, Int64Schema } from '../inventory/inventory.schema.js'
+import { Int64IdSchema, Int64Schema } from '../http/int64.schema.js'
 
 const time = (description: string) => Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description })
 const text = (description: string) => Type.Union([Type.String(), Type.Null()], { description })

@@ -16,6 +16,10 @@ import {
 
 const WRITE_MS = 3000
 const MAX_WRITES = 4000
+/** Writes made even when WRITE_MS passes first (a busy machine): enough rows for the readers to race. */
+const MIN_WRITES = 200
+/** ...but never past this: a service that stopped answering fails the row count below. */
+const MAX_WRITE_MS = 60_000
 const WRITERS = 12
 const PETS = Array.from({ length: 8 }, (_, i) => i + 1)
 
@@ -80,10 +84,11 @@ if (!postgres) {
       const unexpected: string[] = []
       let writes = 0
       const deadline = Date.now() + WRITE_MS
+      const hardDeadline = Date.now() + MAX_WRITE_MS
       const writer = async (n: number) => {
         const rand = random(1000 + n)
         const mine: number[] = []
-        while (Date.now() < deadline && writes < MAX_WRITES) {
+        while ((Date.now() < deadline || writes < MIN_WRITES) && Date.now() < hardDeadline && writes < MAX_WRITES) {
           writes++
           const server = (n + writes) % 2 ? a : b
           const petId = PETS[Math.floor(rand() * PETS.length)]!

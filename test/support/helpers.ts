@@ -190,7 +190,9 @@ export class TestServer implements Served {
       }
       const timer = setTimeout(() => {
         done()
-        reject(new Error(`no ${what} within ${ms} ms; stderr: ${this.stderr.slice(-500)}`))
+        // What it did say, to tell a slow start from a stuck one.
+        const said = this.stdoutLines.slice(-3).join(' | ').slice(-500)
+        reject(new Error(`no ${what} within ${ms} ms; last log lines: ${said || 'none'}; stderr: ${this.stderr.slice(-500)}`))
       }, ms)
       this.events.on(event, onEvent)
       this.events.once('exit', onExit)

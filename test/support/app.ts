@@ -24,7 +24,10 @@ import {
 
 /**
  * What the suites set for every in-process app unless they ask otherwise: the same as startServer
- * (no drain, no rate limits, no load shedding), and no request log, which nothing in this process reads.
+ * (no drain, no rate limits), no request log, which nothing in this process reads, and no load
+ * shedding: the app shares the test runner's event loop, whose own pauses on 2 busy cores passed
+ * the default delay and refused a request a test was about (test/operations/load-shedding runs real
+ * servers with limits of its own).
  */
 export const APP_ENV: Record<string, string> = {
   LOG_LEVEL: 'silent',

@@ -248,9 +248,6 @@ export async function startServer(
 ): Promise<TestServer> {
   // No drain by default: most tests stop their servers with SIGTERM and need not wait for one.
   // No rate limits by default: many tests send bursts with one key; test/http/rate-limits covers them.
-  // No load shedding by default: on 2 busy cores a test's server (or the test runner that hosts an
-  // in-process app) can pause past the default delay and refuse a request that the test is about;
-  // test/operations/load-shedding sets its own limits.
   const env: Record<string, string> = {
     DATABASE_URL: databaseUrl,
     PORT: '0',
@@ -259,7 +256,6 @@ export async function startServer(
     SHUTDOWN_DRAIN_MS: '0',
     RATE_LIMIT_PER_KEY: '0',
     RATE_LIMIT_PER_ADDRESS: '0',
-    LOAD_SHED_EVENT_LOOP_DELAY_MS: '0',
     ...extraEnv,
   }
   const child = spawn(process.execPath, [CLI, 'serve', ...(options.args ?? [])], {

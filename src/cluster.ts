@@ -49,6 +49,9 @@ export async function runPrimary(config: Config, workers: number): Promise<void>
         )
   let stopping = false
   const startedAt = new Map<Worker, number>()
+  /** Workers that listen, and so have their shutdown handlers (they are set up right after). */
+  const listening = new WeakSet<Worker>()
+  cluster.on('listening', (worker) => listening.add(worker))
   const backoff = new RestartBackoff()
   // Replacements still waiting out their delay; shutdown cancels them.
   const pending = new Set<NodeJS.Timeout>()
@@ -90,6 +93,12 @@ export async function runPrimary(config: Config, workers: number): Promise<void>
       for (const timer of pending) clearTimeout(timer)
       pending.clear()
       for (const worker of startedAt.keys()) {
+        // A worker still starting listens for neither the message nor the signal yet: the message
+        // would be lost and it would serve on; the signal's default action ends it.
+        if (!listening.has(worker)) {
+          worker.process.kill(signal)
+          continue
+        }
         try {
           worker.send({ type: SHUTDOWN_MESSAGE, signal })
         } catch {
@@ -103,4 +112,7 @@ export async function runPrimary(config: Config, workers: number): Promise<void>
     process.on('SIGINT', stop)
   })
   await metricsServer?.close()
+  // Exits rather than waiting for an empty event loop: a connection node:cluster handed to a worker
+  // that died before taking it is never closed by the primary, and would keep it running for ever.
+  process.exit(0)
 }

@@ -26,7 +26,7 @@ export async function serve(config: Config): Promise<void> {
   // The primary of --workers serves no requests: the metrics it serves are its workers' (cluster.ts).
   const metrics = config.workers > 1 ? undefined : await loadMetrics(config)
   const storage = await openStorage(config, metrics?.storageObserver)
-  await printFirstKey(storage)
+  await printFirstKey(storage, config.dbMigrationTimeoutMs)
   if (config.workers > 1) {
     await storage.close()
     await runPrimary(config, config.workers)
@@ -41,8 +41,9 @@ async function loadMetrics(config: Config): Promise<Metrics | undefined> {
   return (await import('./metrics/metrics.js')).processMetrics()
 }
 
-async function printFirstKey(storage: Storage) {
-  const first = await new KeysService(storage).createFirstKeyIfNone()
+/** Makes the first key on a database that has none, retrying for up to `retryForMs` while the database is unavailable. */
+async function printFirstKey(storage: Storage, retryForMs: number) {
+  const first = await new KeysService(storage).createFirstKeyIfNone(retryForMs)
   if (!first) return
   // Printed once, outside the JSON logs, on stderr: the only time this token is ever shown.
   process.stderr.write(

@@ -1,12 +1,14 @@
 import type { VersionedLru } from '../cache/versioned.js'
 import { type AuthenticatedKey, isScope, SCOPES, type Scope } from '../domain.js'
-import { ConflictError, InvalidInputError, NotFoundError, UnauthorizedError } from '../errors.js'
+import { ConflictError, InvalidInputError, NotFoundError, UnauthorizedError, UnavailableError } from '../errors.js'
 import type { ApiKey, KeyStore } from '../storage/ports.js'
 import { KEY_NAME_PATTERN, bearerToken, generateKey, hashKey, isWellFormedKey, sameHash } from './api-key.js'
 
 /** last_used_at is kept to the minute: writing it on every request would cost a commit each. */
 const TOUCH_INTERVAL_MS = 60_000
 const FIRST_KEY_NAME = 'default'
+/** The pause between attempts to make the first key while the database is unavailable. */
+const START_RETRY_MS = 200
 /** Key ids are 32-bit in both schemas: a larger number names no key (and must not reach the database). */
 export const MAX_KEY_ID = 2147483647
 
@@ -126,9 +128,25 @@ export class KeysService {
    * On a database that has never had a key, creates the first one so the service is usable. Atomic:
    * of several instances starting together on a fresh database, exactly one creates it.
    */
-  async createFirstKeyIfNone(): Promise<{ key: ApiKey; token: string } | undefined> {
+  async createFirstKeyIfNone(retryForMs = 0): Promise<{ key: ApiKey; token: string } | undefined> {
     const token = generateKey()
-    const key = await this.storage.createFirstKey(FIRST_KEY_NAME, SCOPES, hashKey(token), new Date().toISOString())
-    return key && { key, token }
+    const hash = hashKey(token)
+    const giveUpAt = Date.now() + retryForMs
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const key = await this.storage.createFirstKey(FIRST_KEY_NAME, SCOPES, hash, new Date().toISOString())
+        if (key) return { key, token }
+        // None made: another instance made the first key, or an earlier attempt of ours committed and
+        // only its answer was lost; then the key is ours and its token must still be shown.
+        if (attempt === 1) return undefined
+        const ours = await this.storage.findActiveKey(hash)
+        return ours && { key: await this.get(ours.id), token }
+      } catch (error) {
+        // Starting is not a request: a database slower than DB_TIMEOUT_MS for a moment (a busy machine,
+        // other instances starting) is waited for, the same token offered again, until `retryForMs`.
+        if (!(error instanceof UnavailableError) || Date.now() + START_RETRY_MS > giveUpAt) throw error
+        await new Promise((resolve) => setTimeout(resolve, START_RETRY_MS))
+      }
+    }
   }
 }

@@ -2,6 +2,8 @@ import { CLI_ACTOR } from '../../src/domain.js'
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import pg from 'pg'
+import { hashKey } from '../../src/keys/api-key.js'
+import { KeysService } from '../../src/keys/keys.service.js'
 import { PostgresStorage } from '../../src/storage/postgres/postgres.storage.js'
 import { BACKENDS, seed, useResources, within } from '../support/helpers.js'
 import { TcpProxy } from '../support/tcp-proxy.js'
@@ -82,6 +84,27 @@ describe('PostgreSQL timeouts', { skip: !postgres && 'PostgreSQL is not reachabl
     } finally {
       await lock.release()
     }
+  })
+
+  describe('the first key while the network hangs', () => {
+    const TIMEOUT_MS = 300
+    const { proxied } = useProxiedStorage(TIMEOUT_MS)
+
+    test('When the database does not answer for longer than DB_TIMEOUT_MS while an instance makes the first key, then it waits, and one key is made', async () => {
+      const database = await resources.database(postgres!)
+      const { proxy, storage } = await proxied(database.url)
+      await proxy.blackhole()
+      const making = new KeysService(storage).createFirstKeyIfNone(10_000)
+      await new Promise((r) => setTimeout(r, 1000))
+      await proxy.restore()
+      const first = await within(making, 8000, 'the first key after the outage')
+      assert.ok(first)
+      assert.deepEqual(
+        (await storage.listKeys()).map((k) => k.id),
+        [first.key.id],
+      )
+      assert.equal((await storage.findActiveKey(hashKey(first.token)))?.id, first.key.id)
+    })
   })
 
   describe('a write whose connection hangs', () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { loadConfig } from '../../src/config.js'
+import { UnavailableError } from '../../src/errors.js'
 import { KeysService } from '../../src/keys/keys.service.js'
 import { openStorage } from '../../src/storage/open-storage.js'
 import { BACKENDS, runCli, useResources, type TestServer } from '../support/helpers.js'
@@ -58,6 +59,43 @@ for (const backend of BACKENDS) {
         (await keysOn(database.url)).map((k) => k.name),
         ['default'],
       )
+    })
+
+    test('When the first key is committed but the answer is lost, then the retry finds it and its token is shown; when the database stays away, then it gives up', async () => {
+      const database = await resources.database(backend)
+      const storage = await openStorage(loadConfig({ DATABASE_URL: database.url }))
+      try {
+        // The real storage, whose first answer is lost after the commit (as when DB_TIMEOUT_MS passes
+        // while COMMIT is on its way back).
+        let calls = 0
+        const losing = {
+          ...storage,
+          async createFirstKey(...args: Parameters<typeof storage.createFirstKey>) {
+            calls++
+            const made = await storage.createFirstKey(...args)
+            if (calls === 1) throw new UnavailableError('The database is unavailable; retry shortly')
+            return made
+          },
+        }
+        const first = await new KeysService(losing).createFirstKeyIfNone(5000)
+        assert.equal(calls, 2)
+        assert.ok(first, 'the first key, though its first answer was lost')
+        assert.equal(first.key.name, 'default')
+        assert.deepEqual(await new KeysService(storage).authenticate(`Bearer ${first.token}`, 'v'), {
+          id: first.key.id,
+          scopes: first.key.scopes,
+        })
+        assert.equal((await storage.listKeys()).length, 1)
+
+        const away = { ...storage, createFirstKey: async () => Promise.reject(new UnavailableError('away')) }
+        const started = Date.now()
+        await assert.rejects(new KeysService(away).createFirstKeyIfNone(600), UnavailableError)
+        const ms = Date.now() - started
+        assert.ok(ms >= 200 && ms < 2000, `gave up after ${ms} ms`)
+        await assert.rejects(new KeysService(away).createFirstKeyIfNone(), UnavailableError)
+      } finally {
+        await storage.close()
+      }
     })
 
     test('When serve --workers 4 starts on a fresh database, then all four workers listen and one first key is made', async () => {

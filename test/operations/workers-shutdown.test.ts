@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { connect } from 'node:net'
 import { describe, test } from 'node:test'
-import { BACKENDS, createKey, seed, useResources } from '../support/helpers.js'
+import { BACKENDS, createKey, seed, useResources, within } from '../support/helpers.js'
 
 /** Sends a PATCH whose body arrives only when `finish` is called; resolves with the status line. */
 function slowPatch(port: number, token: string, petId: number, quantity: number) {
@@ -47,6 +47,20 @@ for (const backend of BACKENDS) {
       assert.deepEqual(statusLines, Array(4).fill('HTTP/1.1 200 OK'))
       assert.equal(await server.waitForExit(), 0)
       assert.doesNotMatch(server.stderr, /second SIG/)
+    })
+
+    test('When SIGTERM comes while a replacement worker is still starting, then that worker stops too and the service exits 0', async () => {
+      const database = await resources.database(backend)
+      const server = await resources.server(database.url, { WORKERS: '2' })
+      const listening = () => server.logs().filter((l) => l.msg === `Server listening at ${server.baseUrl}`)
+      await server.waitForLog(() => listening().length === 2)
+      const victim = Number(listening()[0]!.pid)
+      process.kill(victim, 'SIGKILL')
+      const replaced = await server.waitForLog((l) => l.msg === 'worker replaced' && l.replacedPid === victim)
+      // At once: the replacement is still loading, before it listens for a shutdown message.
+      assert.equal(await within(server.stop('SIGTERM'), 15_000, 'the exit after SIGTERM'), 0)
+      const replacement = Number(replaced.workerPid)
+      assert.throws(() => process.kill(replacement, 0), { code: 'ESRCH' }, 'the replacement worker is gone')
     })
   })
 }

@@ -120,6 +120,9 @@ export async function within<T>(promise: Promise<T>, ms: number, what: string): 
   }
 }
 
+/** Longer than any test's drain and grace together (18 s at most), far shorter than a hung run. */
+const EXIT_BOUND_MS = 45_000
+
 /** A `petstore serve` process: its JSON log lines and stderr as they arrive, and HTTP to it. */
 export class TestServer implements Served {
   readonly stdoutLines: string[] = []
@@ -131,6 +134,7 @@ export class TestServer implements Served {
   constructor(
     readonly child: ChildProcess,
     readonly env: Record<string, string>,
+    private readonly detached = false,
   ) {
     let buffered = ''
     child.stdout!.on('data', (d) => {
@@ -217,14 +221,31 @@ export class TestServer implements Served {
     return runCliInProcess(args, this.env)
   }
 
-  /** Sends `signal` (SIGTERM by default) and resolves with the exit code. */
+  /**
+   * Sends `signal` (SIGTERM by default) and resolves with the exit code. A server still running
+   * EXIT_BOUND_MS later is killed with SIGKILL and the stop fails: a shutdown that hangs fails its
+   * test instead of holding the whole run.
+   */
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal)
-    return this.exited
+    return this.waitForExit(`${signal}`)
   }
 
-  waitForExit(): Promise<number | null> {
-    return this.exited
+  /** Resolves with the exit code; past EXIT_BOUND_MS the process is killed and this rejects, naming `after`. */
+  async waitForExit(after = 'waiting'): Promise<number | null> {
+    let timer: NodeJS.Timeout | undefined
+    const hung = new Promise<'hung'>((resolve) => {
+      timer = setTimeout(() => resolve('hung'), EXIT_BOUND_MS)
+    })
+    const result = await Promise.race([this.exited, hung])
+    clearTimeout(timer)
+    if (result !== 'hung') return result
+    const said = this.stdoutLines.slice(-3).join(' | ').slice(-500)
+    // A detached server leads its own process group: its workers are killed with it.
+    if (this.child.pid !== undefined && this.detached) process.kill(-this.child.pid, 'SIGKILL')
+    else this.child.kill('SIGKILL')
+    await this.exited
+    throw new Error(`the server had not exited ${EXIT_BOUND_MS} ms after ${after}, so it was killed; last log lines: ${said || 'none'}`)
   }
 }
 
@@ -263,7 +284,7 @@ export async function startServer(
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: options.detached ?? false,
   })
-  const server = new TestServer(child, env)
+  const server = new TestServer(child, env, options.detached ?? false)
   try {
     const line = await server.waitForLog((l) => LISTENING.test(String(l.msg)), 20_000)
     server.baseUrl = LISTENING.exec(String(line.msg))![1]!

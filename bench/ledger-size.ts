@@ -133,7 +133,7 @@ function fillSqlite(url: string, size: number, pets: readonly number[]): Filled 
   const db = new Database(url.slice('sqlite:'.length))
   try {
     db.pragma('busy_timeout = 10000')
-    db.pragma('cache_size = -262144') // 256 MiB: the index by pet takes a page at random per row
+    db.pragma('cache_size = -262144') // 256 MiB: the fill writes the ledger and its three indexes
     const started = performance.now()
     const base = Number(db.prepare('SELECT coalesce(max(seq), 0) FROM inventory_changes').pluck().get())
     const keyId = Number(db.prepare('SELECT min(id) FROM api_keys').pluck().get())
@@ -153,13 +153,22 @@ function fillSqlite(url: string, size: number, pets: readonly number[]): Filled 
     db.pragma('wal_checkpoint(TRUNCATE)')
     const fillMs = performance.now() - started
     const rows = Number(db.prepare('SELECT count(*) FROM inventory_changes').pluck().get())
-    const after = db.prepare(`SELECT seq FROM inventory_changes WHERE pet_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ${PAGE_LIMIT}`).pluck()
-    const count = db.prepare('SELECT count(*) FROM inventory_changes WHERE pet_id = ?').pluck()
+    // One pass over the ledger for every sampled pet (SQLite's index by pet is by span first, so a
+    // query per pet by pet_id alone would scan the ledger each time); not the service's own query.
+    const sampled = db
+      .prepare(
+        `SELECT pet_id, max(CASE WHEN rn = ${PAGE_LIMIT + 1} THEN seq END) AS after, max(rn) AS n
+         FROM (SELECT pet_id, seq, row_number() OVER (PARTITION BY pet_id ORDER BY seq DESC) AS rn
+               FROM inventory_changes WHERE pet_id IN (${pets.map(Number).join(', ')}))
+         GROUP BY pet_id`,
+      )
+      .all() as { pet_id: number; after: number | null; n: number }[]
+    const byPet = new Map(sampled.map((r) => [Number(r.pet_id), r]))
     return {
       rows,
       fillMs,
-      lastAfter: pets.map((p) => Number(after.get(BigInt(p)) ?? 0)),
-      petRows: pets.map((p) => Number(count.get(BigInt(p)))),
+      lastAfter: pets.map((p) => Number(byPet.get(p)?.after ?? 0)),
+      petRows: pets.map((p) => Number(byPet.get(p)?.n ?? 0)),
     }
   } finally {
     db.close()

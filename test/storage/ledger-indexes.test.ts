@@ -1,4 +1,4 @@
-// One pet's changes are read by the ledger's index by pet (SQLite migration 009, PostgreSQL 011): a
+// One pet's changes are read by the ledger's index by pet (SQLite migration 012, PostgreSQL 011): a
 // page of the feed filtered by pet is full unless it is the last, its Link never leads to an empty
 // page, and `petstore history` and the feed with `before` read newest first; the query plan on each
 // backend is an index range scan, not a scan of the ledger, both ways. Three imports of 25,000 pets
@@ -10,6 +10,7 @@ import Database from 'better-sqlite3'
 import pg from 'pg'
 import type { ImportRecord } from '../../src/domain.js'
 import { InventoryService } from '../../src/inventory/inventory.service.js'
+import { petSpanSql } from '../../src/storage/sqlite/ledger.js'
 import { BACKENDS, useStorage } from './backends.js'
 import { actor, INT64_MAX } from './fixtures.js'
 
@@ -51,9 +52,15 @@ async function planOf(url: string, { newestFirst, before, petId, reason }: Plann
   if (url.startsWith('sqlite:')) {
     const db = new Database(url.slice('sqlite:'.length), { readonly: true })
     try {
-      const rows = db
-        .prepare(`EXPLAIN QUERY PLAN SELECT * FROM inventory_changes WHERE ${where} ORDER BY seq ${order} LIMIT ?`)
-        .all(...values) as {
+      // One pet's page is read span by span, each span by this statement.
+      const [sql, args] =
+        petId === undefined
+          ? [`SELECT * FROM inventory_changes WHERE ${where} ORDER BY seq ${order} LIMIT ?`, values]
+          : [
+              petSpanSql(reason !== undefined, newestFirst),
+              [0n, petId, 0n, before === undefined ? INT64_MAX : before - 1n, ...(reason === undefined ? [] : [reason]), 101n],
+            ]
+      const rows = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as {
         detail: string
       }[]
       return rows.map((r) => r.detail).join('\n')
@@ -187,7 +194,11 @@ for (const backend of BACKENDS) {
         if (backend.name === 'sqlite') {
           // SQLite: a SEARCH in the index's order, so no sort (a TEMP B-TREE) of what it finds.
           assert.match(store, /^SEARCH inventory_changes USING INTEGER PRIMARY KEY \(rowid>\? AND rowid<\?\)$/, store)
-          assert.match(pet, /^SEARCH inventory_changes USING INDEX inventory_changes_pet \(pet_id=\? AND rowid>\? AND rowid<\?\)$/, pet)
+          assert.match(
+            pet,
+            /^SEARCH inventory_changes USING INDEX inventory_changes_pet_span \(<expr>=\? AND pet_id=\? AND rowid>\? AND rowid<\?\)$/,
+            pet,
+          )
         } else {
           assert.match(store, /Index Scan Backward using inventory_changes_pkey/, store)
           assert.match(pet, /Index Scan Backward using inventory_changes_pet/, pet)

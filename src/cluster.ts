@@ -30,6 +30,23 @@ export class RestartBackoff {
 }
 
 /**
+ * Asks one worker to shut down gracefully, as on `signal`. A worker still starting (not yet
+ * `listening`) has no handler for the message yet: it would be lost and the worker would serve on,
+ * so it gets the signal, whose default action ends it. So does a worker whose channel has closed (it
+ * is exiting, and its exit has not reached the primary yet) or whose message cannot be written: a
+ * worker that listens handles the signal as it would the message.
+ */
+export function askToStop(worker: Worker, signal: NodeJS.Signals, listening: boolean): void {
+  const kill = () => void worker.process.kill(signal)
+  if (!listening || !worker.isConnected()) {
+    kill()
+    return
+  }
+  // With a callback, a failed send is reported there instead of as an 'error' on the worker.
+  worker.send({ type: SHUTDOWN_MESSAGE, signal }, (error) => error && kill())
+}
+
+/**
  * The primary of `petstore serve --workers N`: forks N workers that share the port (node:cluster),
  * replaces a worker that dies (after a backoff), and on SIGTERM/SIGINT lets every worker shut down
  * gracefully, then exits 0. The workers are stateless; they coordinate only through the database.
@@ -59,6 +76,9 @@ export async function runPrimary(config: Config, workers: number): Promise<void>
   const fork = () => {
     const worker = cluster.fork()
     startedAt.set(worker, Date.now())
+    // A worker's channel fails when the worker is going (its exit follows): said, never a crash of
+    // the primary, which an 'error' nobody listens for would be.
+    worker.on('error', (error: Error) => log.warn({ err: error, workerPid: worker.process.pid }, 'worker channel error'))
     return worker
   }
   for (let i = 0; i < workers; i++) fork()
@@ -92,19 +112,7 @@ export async function runPrimary(config: Config, workers: number): Promise<void>
       log.info({ signal }, 'shutting down workers')
       for (const timer of pending) clearTimeout(timer)
       pending.clear()
-      for (const worker of startedAt.keys()) {
-        // A worker still starting listens for neither the message nor the signal yet: the message
-        // would be lost and it would serve on; the signal's default action ends it.
-        if (!listening.has(worker)) {
-          worker.process.kill(signal)
-          continue
-        }
-        try {
-          worker.send({ type: SHUTDOWN_MESSAGE, signal })
-        } catch {
-          worker.process.kill(signal)
-        }
-      }
+      for (const worker of startedAt.keys()) askToStop(worker, signal, listening.has(worker))
       // Every worker may already be dead, waiting to be replaced.
       if (startedAt.size === 0) resolve()
     }

@@ -1,7 +1,30 @@
 import assert from 'node:assert/strict'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, test } from 'node:test'
-import { BACKENDS, createKey, seed, useResources, within } from '../support/helpers.js'
+import { BACKENDS, createKey, runProcess, seed, useResources, within } from '../support/helpers.js'
+
+/**
+ * A cluster whose one worker closes its channel and serves on, and a primary that asks it to stop
+ * only once the channel is closed: what a primary sees when a signal reaches it late, after a worker
+ * that had the same signal has begun to exit.
+ */
+const CLOSED_CHANNEL_CLUSTER = `
+import cluster from 'node:cluster'
+import { askToStop } from ${JSON.stringify(new URL('../../src/cluster.js', import.meta.url).href)}
+if (cluster.isPrimary) {
+  const worker = cluster.fork()
+  worker.on('disconnect', () => askToStop(worker, 'SIGTERM', true))
+  worker.on('exit', (code, signal) => console.log(JSON.stringify({ code, signal })))
+} else {
+  process.on('SIGTERM', () => process.exit(7))
+  // cluster's own disconnect: a bare process.disconnect() makes a worker exit at once.
+  cluster.worker.disconnect()
+  setTimeout(() => process.exit(3), 10_000)
+}
+`
 
 /** Sends a PATCH whose body arrives only when `finish` is called; resolves with the status line. */
 function slowPatch(port: number, token: string, petId: number, quantity: number) {
@@ -45,7 +68,7 @@ for (const backend of BACKENDS) {
       for (const request of inFlight) request.finish()
       const statusLines = await Promise.all(inFlight.map((r) => r.done))
       assert.deepEqual(statusLines, Array(4).fill('HTTP/1.1 200 OK'))
-      assert.equal(await server.waitForExit(), 0)
+      assert.equal(await server.waitForExit(), 0, server.stderr.slice(-1000))
       assert.doesNotMatch(server.stderr, /second SIG/)
     })
 
@@ -64,3 +87,13 @@ for (const backend of BACKENDS) {
     })
   })
 }
+
+describe('a --workers primary asking its workers to stop', () => {
+  test('When a worker’s channel has closed before the primary asks it to stop, then it gets the signal instead and the primary does not crash', async () => {
+    const script = join(mkdtempSync(join(tmpdir(), 'petstore-cluster-')), 'closed-channel.mjs')
+    writeFileSync(script, CLOSED_CHANNEL_CLUSTER)
+    const { code, stdout, stderr } = await within(runProcess(process.execPath, [script], { env: {} }), 15_000, 'the cluster’s exit')
+    assert.equal(code, 0, stderr)
+    assert.deepEqual(JSON.parse(stdout), { code: 7, signal: null }, 'the worker stopped on SIGTERM')
+  })
+})

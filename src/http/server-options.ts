@@ -2,7 +2,7 @@ import { LogController, type FastifyHttpOptions, type FastifyServerOptions } fro
 import type { Server } from 'node:http'
 import type { Config } from '../config.js'
 import type { Metrics } from '../metrics/metrics.js'
-import type { Deprecation } from '../pets/deprecation.js'
+import type { Deprecation } from './deprecation.js'
 import { handleClientError, handleError } from './errors.js'
 import { withDeprecationOnUnrouted } from './plugins/deprecation.js'
 import { countedClientErrors, countedFrameworkErrors } from './plugins/metrics.js'

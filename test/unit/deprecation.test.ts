@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { Deprecation } from '../../src/pets/deprecation.js'
+import { Deprecation } from '../../src/http/deprecation.js'
 
 describe('Deprecation', () => {
   const deprecation = new Deprecation(new Date('2026-01-01T00:00:00.999Z'), new Date('2027-07-01T00:00:00Z'), '/v1/docs#/pets/getPetById')

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest, onRequestHookHandler, onSendHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Deprecation } from '../../pets/deprecation.js'
+import type { Deprecation } from '../deprecation.js'
 import { sendError } from '../errors.js'
 
 export interface DeprecationOptions {

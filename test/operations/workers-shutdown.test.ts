@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -70,6 +70,31 @@ for (const backend of BACKENDS) {
       assert.deepEqual(statusLines, Array(4).fill('HTTP/1.1 200 OK'))
       assert.equal(await server.waitForExit(), 0, server.stderr.slice(-1000))
       assert.doesNotMatch(server.stderr, /second SIG/)
+    })
+
+    test('When Ctrl-C reaches the primary only after its workers have exited, then it exits 0', async () => {
+      const database = await resources.database(backend)
+      const server = await resources.server(database.url, { WORKERS: '2' }, { detached: true })
+      const listening = () => server.logs().filter((l) => l.msg === `Server listening at ${server.baseUrl}`)
+      await server.waitForLog(() => listening().length === 2)
+      const workers = listening().map((l) => Number(l.pid))
+      // A primary the machine does not schedule: the signal waits for it while the workers act on theirs.
+      process.kill(server.child.pid!, 'SIGSTOP')
+      process.kill(-server.child.pid!, 'SIGINT')
+      // Exited: a zombie, since its parent is stopped and cannot reap it (Linux's /proc says so).
+      const gone = (pid: number) => {
+        try {
+          return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') === true
+        } catch {
+          return true
+        }
+      }
+      for (let waited = 0; !workers.every(gone); waited += 50) {
+        assert.ok(waited < 15_000, 'the workers exit on Ctrl-C')
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      process.kill(server.child.pid!, 'SIGCONT')
+      assert.equal(await within(server.waitForExit(), 15_000, 'the exit after SIGCONT'), 0, server.stderr.slice(-1000))
     })
 
     test('When SIGTERM comes while a replacement worker is still starting, then that worker stops too and the service exits 0', async () => {

@@ -2,7 +2,8 @@
 // the bound, the limit, the reason and the direction, listChanges with a pet answers exactly the
 // pet's rows in that range, in order, up to the limit. The rows' seqs leap across SQLite's spans of
 // the index by pet (131,072 seqs, migration 012) and land on their edges, so a page that has to
-// gather rows from several spans, or from none, is asked for too.
+// gather rows from several spans, or from none, is asked for too. And the same on a ledger whose oldest
+// row is far from seq 0, as retention leaves one: a cursor before it must not walk the empty spans.
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import Database from 'better-sqlite3'
@@ -24,12 +25,13 @@ interface Row {
 }
 
 /**
- * 600 rows: mostly close together, now and then a leap over one to four spans, and some seqs on a
- * span's edges; pet 5 writes only in the first and the last span, so its pages cross empty spans.
+ * 600 rows from just after `start`: mostly close together, now and then a leap over one to four spans,
+ * and some seqs on a span's edges; pet 5 writes only in the first and the last span, so its pages
+ * cross empty spans.
  */
-function ledgerRows(): Row[] {
+function ledgerRows(start: bigint): Row[] {
   const rows: Row[] = []
-  let seq = 0n
+  let seq = start
   let state = 7
   const next = () => {
     state = (state * 1_103_515_245 + 12_345) % 2_147_483_648
@@ -90,53 +92,61 @@ function expected(rows: Row[], q: ChangeQuery): bigint[] {
   return ordered.slice(0, q.limit).map((r) => r.seq)
 }
 
-for (const backend of BACKENDS) {
-  describe(`Storage contract: one pet's pages across the ledger (${backend.name})`, () => {
-    const fixture = useStorage(backend, { scope: 'describe' })
-    const rows = ledgerRows()
-    const last = rows.at(-1)!.seq
-    // Cursors anywhere: on a row, beside one, on a span's edge, before the first and past the last.
-    const cursor = fc.oneof(
-      fc.constantFrom(0n, last, last + 1n, INT64_MAX - 1n),
-      fc.constantFrom(...rows.map((r) => r.seq)).chain((s) => fc.constantFrom(s - 1n, s, s + 1n)),
-      fc.integer({ min: 0, max: Number(last / SPAN) + 1 }).chain((k) => fc.constantFrom(BigInt(k) * SPAN - 1n, BigInt(k) * SPAN)),
-    )
+// From seq 0, and from 2^32 + 5 (32,768 spans that retention emptied, a start off a span's edge).
+const LEDGERS = [
+  { name: 'from seq 1', start: 0n },
+  { name: 'its oldest row past seq 2^32', start: 2n ** 32n + 5n },
+]
 
-    test('When a pet is asked for with any cursor, bound, limit, reason and direction, then the page is its rows in that range, in order, up to the limit', async () => {
-      await insertRows(fixture.database.url, rows)
-      assert.ok(last > 4n * SPAN, `the rows span ${last / SPAN + 1n} spans`)
-      const { storage } = fixture
-      await fc.assert(
-        fc.asyncProperty(
-          fc.record({
-            after: cursor,
-            through: fc.option(cursor, { nil: undefined }),
-            limit: fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 700 })),
-            petId: fc.constantFrom(...PETS, 6n),
-            reason: fc.option(fc.constantFrom(...CHANGE_REASONS), { nil: undefined, freq: 3 }),
-            newestFirst: fc.boolean(),
-          }),
-          async (q) => {
-            const page = await storage.listChanges(q)
-            assert.deepEqual(
-              page.map((c) => c.seq),
-              expected(rows, q),
-            )
-            assert.ok(page.every((c) => c.petId === q.petId))
-          },
-        ),
-        { numRuns: 300 },
+for (const backend of BACKENDS) {
+  for (const ledger of LEDGERS)
+    describe(`Storage contract: one pet's pages across the ledger, ${ledger.name} (${backend.name})`, () => {
+      const fixture = useStorage(backend, { scope: 'describe' })
+      const rows = ledgerRows(ledger.start)
+      const first = rows[0]!.seq
+      const last = rows.at(-1)!.seq
+      // Cursors anywhere: on a row, beside one, on a span's edge, before the first and past the last.
+      const cursor = fc.oneof(
+        fc.constantFrom(0n, last, last + 1n, INT64_MAX - 1n),
+        fc.constantFrom(...rows.map((r) => r.seq)).chain((s) => fc.constantFrom(s - 1n, s, s + 1n)),
+        fc.integer({ min: 0, max: Number(last / SPAN) + 1 }).chain((k) => fc.constantFrom(BigInt(k) * SPAN - 1n, BigInt(k) * SPAN)),
       )
-      // Pet 5's whole history in one page each way: from the first span to the last, across the empty ones.
-      const five = rows.filter((r) => r.petId === 5n).map((r) => r.seq)
-      assert.deepEqual(
-        (await storage.listChanges({ after: 0n, limit: 1000, petId: 5n })).map((c) => c.seq),
-        five,
-      )
-      assert.deepEqual(
-        (await storage.listChanges({ after: 0n, limit: 1000, petId: 5n, newestFirst: true })).map((c) => c.seq),
-        [...five].reverse(),
-      )
+
+      test('When a pet is asked for with any cursor, bound, limit, reason and direction, then the page is its rows in that range, in order, up to the limit', async () => {
+        await insertRows(fixture.database.url, rows)
+        assert.ok(last - first > 4n * SPAN, `the rows span ${last / SPAN - first / SPAN + 1n} spans`)
+        const { storage } = fixture
+        await fc.assert(
+          fc.asyncProperty(
+            fc.record({
+              after: cursor,
+              through: fc.option(cursor, { nil: undefined }),
+              limit: fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 700 })),
+              petId: fc.constantFrom(...PETS, 6n),
+              reason: fc.option(fc.constantFrom(...CHANGE_REASONS), { nil: undefined, freq: 3 }),
+              newestFirst: fc.boolean(),
+            }),
+            async (q) => {
+              const page = await storage.listChanges(q)
+              assert.deepEqual(
+                page.map((c) => c.seq),
+                expected(rows, q),
+              )
+              assert.ok(page.every((c) => c.petId === q.petId))
+            },
+          ),
+          { numRuns: 300 },
+        )
+        // Pet 5's whole history in one page each way: from the first span to the last, across the empty ones.
+        const five = rows.filter((r) => r.petId === 5n).map((r) => r.seq)
+        assert.deepEqual(
+          (await storage.listChanges({ after: 0n, limit: 1000, petId: 5n })).map((c) => c.seq),
+          five,
+        )
+        assert.deepEqual(
+          (await storage.listChanges({ after: 0n, limit: 1000, petId: 5n, newestFirst: true })).map((c) => c.seq),
+          [...five].reverse(),
+        )
+      })
     })
-  })
 }

@@ -79,12 +79,18 @@ export function petSpanSql(byReason: boolean, newestFirst: boolean): string {
  */
 function petChanges(conn: SqliteConnection, query: ChangeQuery, petId: bigint): InventoryChange[] {
   const { after, limit, reason, newestFirst = false } = query
-  // Never past the newest row: a `through` far beyond it (INT64_MAX) would cross spans that hold nothing.
-  const newest = lastSeq(conn)
+  // Only the spans between the oldest row and the newest: a `through` far beyond the newest (INT64_MAX),
+  // or a cursor before the oldest that retention kept (seqs from 10^9 up: 7,600 empty spans), would
+  // otherwise cross spans that hold nothing.
+  // Two subqueries: SQLite reads a lone min() or max() off the primary key, but scans for both in one.
+  const [oldest, newest] = conn
+    .query('SELECT (SELECT min(seq) FROM inventory_changes), (SELECT max(seq) FROM inventory_changes)')
+    .get() as [bigint | null, bigint | null]
+  if (oldest === null || newest === null) return []
   const last = query.through !== undefined && query.through < newest ? query.through : newest
   if (last <= after) return []
   const statement = conn.query(petSpanSql(reason !== undefined, newestFirst))
-  const first = (after + 1n) >> PET_INDEX_SPAN_BITS
+  const first = (after >= oldest ? after + 1n : oldest) >> PET_INDEX_SPAN_BITS
   const final = last >> PET_INDEX_SPAN_BITS
   const rows: InventoryChange[] = []
   const step = newestFirst ? -1n : 1n

@@ -1,7 +1,7 @@
 // Child processes: one-shot CLI commands and long-running HTTP servers, all bounded in time.
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { readFile, rm } from 'node:fs/promises'
+import { readdir, readFile, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { READY_TIMEOUT_MS, STOP_TIMEOUT_MS } from './config.js'
 
@@ -262,4 +262,27 @@ export async function machineTicks(): Promise<MachineTicks | undefined> {
 export function stealPercent(before: MachineTicks | undefined, after: MachineTicks | undefined): number | undefined {
   if (before === undefined || after === undefined || after.total <= before.total) return undefined
   return (100 * (after.steal - before.steal)) / (after.total - before.total)
+}
+
+/**
+ * CPU time a process has run so far, in nanoseconds: the sum over its threads of
+ * /proc/<pid>/task/<tid>/schedstat's first field (time on a CPU, kept by the scheduler in ns, where
+ * /proc/<pid>/stat's utime and stime move in ticks of 10 ms). Undefined when /proc cannot be read.
+ */
+export async function cpuNsOf(pid: number): Promise<number | undefined> {
+  let tids: string[]
+  try {
+    tids = await readdir(`/proc/${pid}/task`)
+  } catch {
+    return undefined
+  }
+  let total = 0
+  for (const tid of tids) {
+    try {
+      total += Number((await readFile(`/proc/${pid}/task/${tid}/schedstat`, 'utf8')).split(' ')[0])
+    } catch {
+      // a thread that ended between the listing and the read
+    }
+  }
+  return Number.isFinite(total) ? total : undefined
 }

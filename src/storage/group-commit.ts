@@ -6,7 +6,7 @@ interface Pending<In, Out> {
   reject: (error: unknown) => void
 }
 
-export interface GroupCommitOptions {
+export interface GroupCommitOptions<In = unknown> {
   /** How many batches may commit at once (on separate connections). */
   maxInFlight?: number
   /** The longest a write may wait, from submission to its answer; past it, `expired()` is thrown. */
@@ -15,6 +15,12 @@ export interface GroupCommitOptions {
   expired?: () => Error
   /** Told, for the metrics, each batch's size and how long its commit took (whether it committed or failed). */
   onBatch?: ((writes: number, seconds: number) => void) | undefined
+  /**
+   * What a write touches (for stock writes, its pet). Batches in flight together then touch nothing
+   * in common: a write waits for the batch holding what it touches, and joins the next one. Without
+   * it, concurrent batches over one hot pet conflicted and were planned again under the lock.
+   */
+  touches?: ((input: In) => unknown) | undefined
 }
 
 /**
@@ -26,6 +32,11 @@ export interface GroupCommitOptions {
  * request parsed in that turn joins it. With asynchronous batches, up to `maxInFlight` commit at once
  * (on separate connections); while all are busy, new writes gather for the next one. Batches in
  * flight together hold only writes that were concurrent, so any order of their commits is a valid one.
+ *
+ * With `touches`, batches in flight together touch disjoint things: a write whose pet a batch in
+ * flight holds stays pending (with every later write touching the same) until that batch is answered,
+ * then joins the next batch, which gathers all of them. One hot pet then commits one large batch at a
+ * time instead of many small ones that conflict.
  *
  * Every write has a deadline, `maxWaitMs` after its submission. A batch gets its earliest member's
  * deadline, which `commitBatch` must honour (give up, unapplied, past it); a write still waiting for a
@@ -40,15 +51,19 @@ export class GroupCommit<In, Out> {
   private readonly maxWaitMs: number
   private readonly expired: () => Error
   private readonly onBatch: ((writes: number, seconds: number) => void) | undefined
+  private readonly touches: ((input: In) => unknown) | undefined
+  /** What the batches in flight touch (with `touches`), and how many of them touch it. */
+  private readonly held = new Map<unknown, number>()
 
   constructor(
     private readonly commitBatch: (batch: In[], deadline: number) => Out[] | Promise<Out[]>,
-    options: GroupCommitOptions = {},
+    options: GroupCommitOptions<In> = {},
   ) {
     this.maxInFlight = options.maxInFlight ?? 1
     this.maxWaitMs = options.maxWaitMs ?? Number.POSITIVE_INFINITY
     this.expired = options.expired ?? (() => new Error('The write waited too long and was not applied'))
     this.onBatch = options.onBatch
+    this.touches = options.touches
   }
 
   submit(input: In): Promise<Out> {
@@ -72,6 +87,8 @@ export class GroupCommit<In, Out> {
 
   private schedule() {
     if (this.scheduled || this.inFlight.size >= this.maxInFlight || this.pending.length === 0) return
+    // Everything pending waits for a batch in flight: the end of that batch schedules the next.
+    if (this.touches && this.held.size > 0 && this.pending.every((p) => this.held.has(this.touches!(p.input)))) return
     this.scheduled = true
     setImmediate(() => {
       this.scheduled = false
@@ -86,12 +103,16 @@ export class GroupCommit<In, Out> {
   private async flush() {
     const now = Date.now()
     const batch: Pending<In, Out>[] = []
+    const waiting: Pending<In, Out>[] = []
     for (const p of this.pending) {
       if (p.deadline <= now) p.reject(this.expired())
+      else if (this.touches && this.held.has(this.touches(p.input))) waiting.push(p)
       else batch.push(p)
     }
-    this.pending = []
+    this.pending = waiting
     if (batch.length === 0) return
+    const touched = this.touches ? new Set(batch.map((p) => this.touches!(p.input))) : undefined
+    for (const key of touched ?? []) this.held.set(key, (this.held.get(key) ?? 0) + 1)
     const started = this.onBatch ? performance.now() : 0
     try {
       const deadline = Math.min(...batch.map((p) => p.deadline))
@@ -103,6 +124,11 @@ export class GroupCommit<In, Out> {
     } catch (error) {
       for (const p of batch) p.reject(error)
     } finally {
+      for (const key of touched ?? []) {
+        const count = this.held.get(key)! - 1
+        if (count === 0) this.held.delete(key)
+        else this.held.set(key, count)
+      }
       this.onBatch?.(batch.length, (performance.now() - started) / 1000)
     }
   }

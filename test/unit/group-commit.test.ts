@@ -248,4 +248,82 @@ describe('GroupCommit', () => {
     )
     for (const [, seconds] of told) assert.ok(seconds >= 0.015 && seconds < 1, String(seconds))
   })
+
+  describe('with touches (batches in flight together touch nothing in common)', () => {
+    /** Inputs are [key, n]; every batch waits for its gate; two batches may be in flight at once. */
+    function gated() {
+      const batches: string[][] = []
+      const gates: (() => void)[] = []
+      const commit = new GroupCommit<[string, number], string>(
+        async (batch) => {
+          batches.push(batch.map(([key, n]) => `${key}${n}`))
+          await new Promise<void>((open) => gates.push(open))
+          return batch.map(([key, n]) => `${key}${n}`)
+        },
+        { maxInFlight: 2, touches: ([key]) => key },
+      )
+      const openNext = async () => {
+        while (gates.length === 0) await nextTurn()
+        gates.shift()!()
+      }
+      return { commit, batches, gates, openNext }
+    }
+
+    test('When writes touch what a batch in flight touches, then they wait for it and commit together in the next batch, in order', async () => {
+      const { commit, batches, gates, openNext } = gated()
+      const first = commit.submit(['a', 1])
+      await nextTurn()
+      const later = [commit.submit(['a', 2])]
+      await nextTurn()
+      later.push(commit.submit(['a', 3]))
+      await nextTurn()
+      assert.deepEqual(batches, [['a1']], 'no second batch over a while the first holds it, though one more could be in flight')
+      assert.equal(gates.length, 1)
+      await openNext()
+      assert.equal(await first, 'a1')
+      await openNext()
+      assert.deepEqual(await Promise.all(later), ['a2', 'a3'])
+      assert.deepEqual(batches, [['a1'], ['a2', 'a3']])
+    })
+
+    test('When writes touch other things than the batch in flight, then they commit beside it at once', async () => {
+      const { commit, batches, openNext } = gated()
+      const first = commit.submit(['a', 1])
+      await nextTurn()
+      const held = commit.submit(['a', 2])
+      const other = commit.submit(['b', 1])
+      while (batches.length < 2) await nextTurn()
+      assert.deepEqual(batches, [['a1'], ['b1']], 'b goes ahead in a batch of its own; a waits')
+      await openNext()
+      await openNext()
+      assert.deepEqual(await Promise.all([first, other]), ['a1', 'b1'])
+      await openNext()
+      assert.equal(await held, 'a2')
+      assert.deepEqual(batches, [['a1'], ['b1'], ['a2']])
+      await commit.drain()
+    })
+
+    test('When a waiting write passes its deadline, then it is refused unapplied and the next batch still commits', async () => {
+      const batches: string[][] = []
+      let open!: () => void
+      const commit = new GroupCommit<[string, number], string>(
+        async (batch) => {
+          batches.push(batch.map(([key, n]) => `${key}${n}`))
+          if (batch.some(([, n]) => n === 1)) await new Promise<void>((resolve) => (open = resolve))
+          return batch.map(([key, n]) => `${key}${n}`)
+        },
+        { maxInFlight: 2, maxWaitMs: 50, expired: () => new Error('expired'), touches: ([key]) => key },
+      )
+      const first = commit.submit(['a', 1])
+      await nextTurn()
+      const late = settle(commit.submit(['a', 2]))
+      await new Promise((r) => setTimeout(r, 80))
+      const fresh = commit.submit(['a', 3])
+      open()
+      assert.equal(await first, 'a1')
+      assert.deepEqual(await late, { ok: false, error: new Error('expired') })
+      assert.equal(await fresh, 'a3')
+      assert.deepEqual(batches, [['a1'], ['a3']])
+    })
+  })
 })

@@ -7,7 +7,7 @@ import { changeEvent, type LedgerTail, type TailBatch, type TailFollower, TAIL_R
 export const STREAM_BUFFER_BYTES = 64 * 1024
 
 /** A comment line: no event for the client, bytes for every proxy on the way. */
-const HEARTBEAT = Buffer.from(': heartbeat\n\n')
+export const HEARTBEAT = Buffer.from(': heartbeat\n\n')
 
 /**
  * One client's stream of ledger rows as Server-Sent Events, from after `cursor`. It follows the tail

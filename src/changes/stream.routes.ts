@@ -9,10 +9,11 @@ import { documentRateLimits } from '../http/rate-limit.js'
 import { requires } from '../http/scopes.js'
 import { BIG_PET_ID, Int64Schema } from '../http/int64.schema.js'
 import { parseInt64 } from '../int64.js'
+import { CHANGE_EXAMPLES } from '../inventory/inventory.schema.js'
 import type { LedgerReads } from '../storage/ports.js'
-import { type ChangeStream, STREAM_BUFFER_BYTES } from './change-stream.js'
+import { type ChangeStream, HEARTBEAT, STREAM_BUFFER_BYTES } from './change-stream.js'
 import type { ChangeStreams } from './change-streams.js'
-import type { LedgerTail } from './ledger-tail.js'
+import { changeEvent, type LedgerTail } from './ledger-tail.js'
 
 /** What a new stream says first: how long an EventSource waits before it reconnects (ms). */
 const RETRY_MS = 1000
@@ -22,6 +23,13 @@ const RETRY_MS = 1000
  * loses the connection before any change resumes from where it started, not at a later end.
  */
 const preamble = (start: bigint) => Buffer.from(`retry: ${RETRY_MS}\nid: ${start}\n\n`)
+
+/**
+ * The document's example of a stream: the start of one after the seq before the ledger's example
+ * rows, their events, a heartbeat. Written by the writers a real stream uses, so its form cannot drift
+ * from what is sent (test/changes/stream-example.test.ts holds it against a real stream all the same).
+ */
+const STREAM_EXAMPLE = preamble(CHANGE_EXAMPLES[0].seq - 1n).toString() + CHANGE_EXAMPLES.map(changeEvent).join('') + HEARTBEAT.toString()
 
 const StreamQuerySchema = Type.Object(
   {
@@ -91,6 +99,7 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
                 schema: Type.String({
                   description: 'Server-Sent Events: `retry` with the `id` the stream starts after, then `change` events and comment lines.',
                 }),
+                example: STREAM_EXAMPLE,
               },
             },
           },

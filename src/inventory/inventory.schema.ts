@@ -6,6 +6,7 @@ import {
   PET_STATUSES,
   SET_REASONS,
   type ChangeReason,
+  type InventoryChange,
   type PetStatus,
   type SetReason,
 } from '../domain.js'
@@ -131,6 +132,37 @@ export const ChangeReasonSchema = Type.Unsafe<ChangeReason>({
     '`order` (placeOrder took the stock), `cancellation` (a cancelled order gave it back).',
 })
 
+/**
+ * Two rows in a row: an arrival, then an order of that stock. The examples of a ledger row, and of
+ * the stream's events (changes/stream.routes.ts), so the feed and the stream show the same changes.
+ */
+export const CHANGE_EXAMPLES: readonly [InventoryChange, InventoryChange] = [
+  {
+    seq: 1043n,
+    petId: BIG_PET_ID,
+    previousQuantity: 12,
+    quantity: 20,
+    reason: 'arrival',
+    note: 'Delivery 2026-11-26, pallet 3',
+    orderId: null,
+    keyId: 2,
+    requestId: '0b9c2f5e-4d1a-4c8e-9f3b-7a6d5e4c3b2a',
+    at: '2026-11-26T12:00:00.000Z',
+  },
+  {
+    seq: 1044n,
+    petId: BIG_PET_ID,
+    previousQuantity: 20,
+    quantity: 18,
+    reason: 'order',
+    note: null,
+    orderId: 48213n,
+    keyId: 3,
+    requestId: 'checkout-7f3a9c',
+    at: '2026-11-26T12:00:05.250Z',
+  },
+]
+
 const nullable = <T extends TSchema>(schema: T, description: string) => Type.Union([schema, Type.Null()], { description })
 
 export const InventoryChangeSchema = Type.Object(
@@ -156,31 +188,6 @@ export const InventoryChangeSchema = Type.Object(
     $id: 'InventoryChange',
     additionalProperties: false,
     description: 'One row of the ledger: every change to a quantity has exactly one, written in the same transaction.',
-    examples: [
-      {
-        seq: 1043n,
-        petId: BIG_PET_ID,
-        previousQuantity: 12,
-        quantity: 20,
-        reason: 'arrival',
-        note: 'Delivery 2026-11-26, pallet 3',
-        orderId: null,
-        keyId: 2,
-        requestId: '0b9c2f5e-4d1a-4c8e-9f3b-7a6d5e4c3b2a',
-        at: '2026-11-26T12:00:00.000Z',
-      },
-      {
-        seq: 1044n,
-        petId: BIG_PET_ID,
-        previousQuantity: 20,
-        quantity: 18,
-        reason: 'order',
-        note: null,
-        orderId: 48213n,
-        keyId: 3,
-        requestId: 'checkout-7f3a9c',
-        at: '2026-11-26T12:00:05.250Z',
-      },
-    ],
+    examples: [...CHANGE_EXAMPLES],
   },
 )

@@ -5,11 +5,6 @@ export const KEY_PREFIX = 'psk_'
 export const KEY_PATTERN = /^psk_[A-Za-z0-9_-]{43}$/
 export const KEY_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/
 
-/** The token of an `Authorization: Bearer <token>` header value (the scheme name in any case), if any. */
-export function bearerToken(authorization: string | undefined): string | undefined {
-  return /^bearer +(\S+) *$/i.exec(authorization ?? '')?.[1]
-}
-
 export function generateKey(): string {
   return KEY_PREFIX + randomBytes(32).toString('base64url')
 }

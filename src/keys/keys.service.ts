@@ -1,8 +1,9 @@
+import { bearerToken } from '../bearer-token.js'
 import type { VersionedLru } from '../cache/versioned.js'
 import { type AuthenticatedKey, isScope, SCOPES, type Scope } from '../domain.js'
 import { ConflictError, InvalidInputError, NotFoundError, UnauthorizedError, UnavailableError } from '../errors.js'
 import type { ApiKey, KeyStore } from '../storage/ports.js'
-import { KEY_NAME_PATTERN, bearerToken, generateKey, hashKey, isWellFormedKey, sameHash } from './api-key.js'
+import { KEY_NAME_PATTERN, generateKey, hashKey, isWellFormedKey, sameHash } from './api-key.js'
 
 /** last_used_at is kept to the minute: writing it on every request would cost a commit each. */
 const TOUCH_INTERVAL_MS = 60_000

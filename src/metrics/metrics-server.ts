@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { bearerToken } from '../keys/api-key.js'
+import { bearerToken } from '../bearer-token.js'
 import type { Scrape } from './metrics.js'
 
 /** The pino methods the listener logs with. */

@@ -1032,6 +1032,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example retry: 1000
+                     *     id: 1042
+                     *
+                     *     id: 1043
+                     *     event: change
+                     *     data: {"seq":1043,"petId":9007199254740993,"previousQuantity":12,"quantity":20,"reason":"arrival","note":"Delivery 2026-11-26, pallet 3","orderId":null,"keyId":2,"requestId":"0b9c2f5e-4d1a-4c8e-9f3b-7a6d5e4c3b2a","at":"2026-11-26T12:00:00.000Z"}
+                     *
+                     *     id: 1044
+                     *     event: change
+                     *     data: {"seq":1044,"petId":9007199254740993,"previousQuantity":20,"quantity":18,"reason":"order","note":null,"orderId":48213,"keyId":3,"requestId":"checkout-7f3a9c","at":"2026-11-26T12:00:05.250Z"}
+                     *
+                     *     : heartbeat
+                     */
                     "text/event-stream": string;
                 };
             };

@@ -94,13 +94,17 @@ interface Scenario {
   kind: 'get' | 'patch' | 'order'
   /** Every pet's quantity, instead of the dataset's pseudo-random ones (the order scenario must never run out). */
   stock?: number
+  /** The load names only this many pets (from the first): 1 is the unfriendly case, one hot pet (a flash sale). */
+  pets?: number
 }
 
 const ALL_SCENARIOS: readonly Scenario[] = [
   { id: 'get-100', size: SMALL_INVENTORY, kind: 'get' },
   { id: 'get-10000', size: LARGE_INVENTORY, kind: 'get' },
   { id: 'patch', size: LARGE_INVENTORY, kind: 'patch' },
+  { id: 'patch-one', size: LARGE_INVENTORY, kind: 'patch', pets: 1 },
   { id: 'order', size: LARGE_INVENTORY, kind: 'order', stock: ORDER_STOCK },
+  { id: 'order-one', size: LARGE_INVENTORY, kind: 'order', stock: ORDER_STOCK, pets: 1 },
 ]
 const KNOWN_IDS: readonly string[] = [...ALL_SCENARIOS.map((s) => s.id), ...LIVE_SCENARIO_IDS, LIVE_GROUP, LEDGER_GROUP, CONSOLE_GROUP]
 const unknownIds = SCENARIO_IDS?.filter((id) => !KNOWN_IDS.includes(id)) ?? []
@@ -148,7 +152,7 @@ let workDir: string | undefined
 async function measure(scenario: Scenario, running: Running, dataset: Dataset): Promise<Measured> {
   const spec: LoadSpec = { url: `${running.server.baseUrl}/v1/inventory`, token: running.token }
   if (scenario.kind === 'patch' || scenario.kind === 'order') {
-    spec.rotation = { script: scenario.kind, firstPetId: FIRST_PET_ID, petCount: dataset.items.length }
+    spec.rotation = { script: scenario.kind, firstPetId: FIRST_PET_ID, petCount: scenario.pets ?? dataset.items.length }
   }
   if (scenario.kind === 'order') spec.url = `${running.server.baseUrl}/v1/store/orders`
   if (WARMUP_SECONDS > 0) {

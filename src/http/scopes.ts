@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import type { Scope } from '../domain.js'
+import { routeOf } from './route-of.js'
 
 /** The OpenAPI security scheme every API operation is under: an API key as a bearer token. */
 export const SECURITY_SCHEME = 'bearerAuth'
@@ -20,7 +21,7 @@ export function requires(scope?: Scope): SecurityRequirement {
  * when its route declares no security at all (a route under authentication must: see the auth hook).
  */
 export function scopeNeeded(request: FastifyRequest): string | null | undefined {
-  const security = request.routeOptions.schema?.security as SecurityRequirement | undefined
+  const security = routeOf(request).schema?.security as SecurityRequirement | undefined
   const scopes = security?.[0]?.[SECURITY_SCHEME]
   if (scopes === undefined) return undefined
   return scopes[0] ?? null

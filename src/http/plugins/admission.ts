@@ -1,8 +1,9 @@
-import underPressure from '@fastify/under-pressure'
+import underPressurePlugin from '@fastify/under-pressure'
 import type { FastifyReply } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
 import { sendError } from '../errors.js'
+import { routeOf } from '../route-of.js'
 import type { Lifecycle } from '../lifecycle.js'
 
 /** How long a refused client is asked to wait: about one sample of the load measurements. */
@@ -30,7 +31,7 @@ declare module 'fastify' {
 }
 
 /** Route config for the health probes: exempt from the in-flight bound and from load shedding. */
-export const PROBE_CONFIG = { probe: true, pressureHandler: () => undefined }
+export const PROBE_CONFIG = { probe: true }
 
 function refuse(reply: FastifyReply, message: string) {
   reply.header('retry-after', String(RETRY_AFTER_SECONDS))
@@ -55,11 +56,31 @@ export const admission = fp<AdmissionOptions>(
     let inFlight = 0
     const onClose = () => inFlight--
     app.decorate('requestsInFlight', () => inFlight)
+    // @fastify/under-pressure measures the event loop; it is registered in a scope with no routes, so
+    // that its own onRequest hook (which reads the route's options again) runs for none, and its
+    // verdict is asked here, in the one hook every request passes anyway.
+    let isUnderPressure: () => boolean = () => false
+    await app.register(async (sampler) => {
+      await sampler.register(underPressurePlugin, {
+        maxEventLoopDelay: shedEventLoopDelayMs,
+        maxEventLoopUtilization: shedEventLoopUtilization,
+        // Utilization over the last sample, not since the process started.
+        eventLoopUtilizationMode: 'interval',
+        sampleInterval: SAMPLE_INTERVAL_MS,
+      })
+      isUnderPressure = sampler.isUnderPressure
+    })
     app.addHook('onRequest', (request, reply, done) => {
-      const { probe, stream } = request.routeOptions.config
+      const { probe, stream } = routeOf(request).config
+      if (probe) return done()
       // A change stream lasts as long as its client wants: its own bound is STREAM_MAX_PER_KEY.
-      if (probe || stream) return done()
-      if (inFlight >= maxInFlight) return refuse(reply, 'Too many requests in progress; retry shortly')
+      if (!stream && inFlight >= maxInFlight) return refuse(reply, 'Too many requests in progress; retry shortly')
+      if (isUnderPressure()) {
+        const since = lifecycle.listeningSince
+        if (since !== undefined && performance.now() - since >= SHED_AFTER_LISTENING_MS)
+          return refuse(reply, 'The service is overloaded; retry shortly')
+      }
+      if (stream) return done()
       inFlight++
       // 'close' comes whether the response finished or the client went away.
       reply.raw.once('close', onClose)
@@ -70,19 +91,6 @@ export const admission = fp<AdmissionOptions>(
     app.addHook('onSend', (_request, reply, payload, done) => {
       if (lifecycle.draining) reply.header('connection', 'close')
       done(null, payload)
-    })
-    await app.register(underPressure, {
-      maxEventLoopDelay: shedEventLoopDelayMs,
-      maxEventLoopUtilization: shedEventLoopUtilization,
-      // Utilization over the last sample, not since the process started.
-      eventLoopUtilizationMode: 'interval',
-      sampleInterval: SAMPLE_INTERVAL_MS,
-      pressureHandler: (_request, reply) => {
-        const since = lifecycle.listeningSince
-        // Returning without a reply lets the request through.
-        if (since === undefined || performance.now() - since < SHED_AFTER_LISTENING_MS) return
-        refuse(reply, 'The service is overloaded; retry shortly')
-      },
     })
   },
   { name: 'petstore-admission', dependencies: ['petstore-request-ids', 'petstore-representation'] },

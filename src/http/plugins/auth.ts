@@ -5,6 +5,7 @@ import type { Actor, AuthenticatedKey, Scope } from '../../domain.js'
 import { InsufficientScopeError, UnauthorizedError } from '../../errors.js'
 import type { Versions } from '../../storage/ports.js'
 import { addressPartition } from '../rate-limit.js'
+import { routeOf } from '../route-of.js'
 import { scopeNeeded } from '../scopes.js'
 
 declare module 'fastify' {
@@ -80,7 +81,7 @@ export const auth = fp<AuthOptions>(
       if (perKey) await perKey.count(reply, 'per-key', String(request.apiKeyId))
       const scope = scopeNeeded(request)
       // Fail closed: an authenticated route that names no security is a bug, not an open door.
-      if (scope === undefined) throw new Error(`${request.routeOptions.url} is authenticated but declares no security`)
+      if (scope === undefined) throw new Error(`${routeOf(request).url} is authenticated but declares no security`)
       if (scope !== null && !request.apiKey.scopes.includes(scope as Scope)) throw new InsufficientScopeError(scope)
     }
     app.decorate('authenticate', authenticate)

@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream'
 import type { Metrics } from '../../metrics/metrics.js'
 import type { Storage } from '../../storage/ports.js'
 import { handleClientError, handleError } from '../errors.js'
+import { routeOf } from '../route-of.js'
 
 /** The route label of a request no route matched: a fixed value, never the raw path (unbounded, and it may hold ids). */
 export const UNMATCHED_ROUTE = 'unmatched'
@@ -27,7 +28,7 @@ export const requestMetrics = fp<RequestMetricsOptions>(
   async (app, { metrics, storage }) => {
     metrics.watch({ inFlight: app.requestsInFlight, storage })
     app.addHook('onResponse', (request, reply, done) => {
-      const route = request.is404 ? UNMATCHED_ROUTE : (request.routeOptions.url ?? UNMATCHED_ROUTE)
+      const route = request.is404 ? UNMATCHED_ROUTE : (routeOf(request).url ?? UNMATCHED_ROUTE)
       metrics.requestAnswered(request.method, route, reply.statusCode, reply.elapsedTime / 1000)
       done()
     })

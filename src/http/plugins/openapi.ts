@@ -96,23 +96,26 @@ export const openApi = fp<OpenApiOptions>(
       transformObject: finishDocument,
     })
 
-    // The page's assets are small and served whole: a Range would only open error paths (a 416 past
-    // the end) that the API's Error codes do not name.
-    app.addHook('onRequest', (request, _reply, done) => {
-      if (request.url.startsWith(`${API_PREFIX}/docs/`)) delete request.raw.headers.range
-      done()
-    })
-    await app.register(swaggerUi, {
-      routePrefix: `${API_PREFIX}/docs`,
-      uiConfig: { docExpansion: 'list', deepLinking: true, validatorUrl: null },
-      // The top bar only offers a URL box and the framework's logo: the page documents this API alone.
-      theme: {
-        title: 'Petstore Inventory API reference',
-        css: [{ filename: 'petstore.css', content: '.swagger-ui .topbar { display: none }' }],
-      },
-      // Everything the page loads comes from this service (the swagger-ui-dist package).
-      staticCSP:
-        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self' data:; object-src 'none'; frame-ancestors 'self'",
+    // In a scope of its own, so that only the reference page's requests run the hook below.
+    await app.register(async (docs) => {
+      // The page's assets are small and served whole: a Range would only open error paths (a 416 past
+      // the end) that the API's Error codes do not name.
+      docs.addHook('onRequest', (request, _reply, done) => {
+        delete request.raw.headers.range
+        done()
+      })
+      await docs.register(swaggerUi, {
+        routePrefix: `${API_PREFIX}/docs`,
+        uiConfig: { docExpansion: 'list', deepLinking: true, validatorUrl: null },
+        // The top bar only offers a URL box and the framework's logo: the page documents this API alone.
+        theme: {
+          title: 'Petstore Inventory API reference',
+          css: [{ filename: 'petstore.css', content: '.swagger-ui .topbar { display: none }' }],
+        },
+        // Everything the page loads comes from this service (the swagger-ui-dist package).
+        staticCSP:
+          "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self' data:; object-src 'none'; frame-ancestors 'self'",
+      })
     })
 
     app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger())

@@ -7,18 +7,15 @@ export const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
 /**
  * Every request's id: the client's X-Request-Id when it is short and plain (so it cannot forge log
  * lines), otherwise a fresh UUID; it is in every log line of the request and sent back as
- * X-Request-Id. Registered before admission, so a refused request carries it too. (The server is
- * built with `requestIdHeader: false`, so nothing else reads the header.)
+ * X-Request-Id (by the representation plugin's one hook, which writes every answer's own headers).
+ * Registered before admission, so a refused request carries it too. (The server is built with
+ * `requestIdHeader: false`, so nothing else reads the header.)
  */
 export const requestIds = fp(
   async (app) => {
     app.setGenReqId((req) => {
       const given = req.headers['x-request-id']
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
-    })
-    app.addHook('onRequest', (request, reply, done) => {
-      reply.header('x-request-id', request.id)
-      done()
     })
   },
   { name: 'petstore-request-ids' },

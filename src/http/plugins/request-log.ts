@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { routeOf } from '../route-of.js'
 
 /** A request target without its query string. */
 const pathOf = (url: string) => url.split('?', 1)[0]!
@@ -15,7 +16,7 @@ export const requestLog = fp(
       request.log.info(
         {
           method: request.method,
-          route: request.routeOptions.url,
+          route: routeOf(request).url,
           path: pathOf(request.url),
           statusCode: reply.statusCode,
           ms: Math.round(reply.elapsedTime * 10) / 10,

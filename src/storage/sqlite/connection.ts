@@ -55,11 +55,14 @@ export class SqliteConnection {
   // Keyed by the SQL text itself: the hot paths pass constants, whose hashes V8 keeps.
   private readonly queries = new Map<string, Database.Statement>()
   private readonly writes = new Map<string, Database.Statement>()
+  /** Made once: better-sqlite3 builds four wrapped functions for every db.transaction() call. */
+  private readonly transaction: Database.Transaction<(body: () => unknown) => unknown>
 
   constructor(path: string, options: SqliteOptions = {}) {
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000
     this.db = openSqliteDatabase(path, options)
     this.migrationsApplied = migrateSqlite(this.db)
+    this.transaction = this.db.transaction((body: () => unknown) => body())
     // From here on a locked database answers at once, and statements wait in retryBusy without
     // blocking the event loop: SQLite's own busy wait is a synchronous sleep that would stall
     // every request of the process, reads included.
@@ -95,7 +98,7 @@ export class SqliteConnection {
   /** One IMMEDIATE transaction that writes the inventory, counted so this process's cache sees it. */
   write<T>(body: () => T, deadline?: number): Promise<T> {
     return this.retryBusy(() => {
-      const result = this.db.transaction(body).immediate()
+      const result = this.transaction.immediate(body) as T
       this.ownInventoryWrites++
       for (const listener of this.afterInventoryWrite) listener()
       return result
@@ -104,8 +107,9 @@ export class SqliteConnection {
 
   /** One IMMEDIATE transaction that leaves the inventory alone (no cache needs to know of it). */
   commit<T>(body: () => T, deadline?: number): Promise<T> {
-    return this.retryBusy(() => this.db.transaction(body).immediate(), deadline)
+    return this.retryBusy(() => this.transaction.immediate(body) as T, deadline)
   }
+
 
   /**
    * Runs a statement or transaction, retrying while another process holds a lock it needs (a writer's

@@ -115,7 +115,7 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
       }
       if (lifecycle.draining) {
         reply.header('retry-after', '1')
-        throw new UnavailableError('This instance is shutting down; reconnect to another')
+        throw new UnavailableError('This instance is shutting down; reconnect to another', 'draining')
       }
       const release = streams.reserve(request.apiKeyId)
       let stream: ChangeStream
@@ -130,7 +130,7 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
         // The drain may have begun during the reads above: its endAll() would have missed this stream.
         if (lifecycle.draining) {
           reply.header('retry-after', '1')
-          throw new UnavailableError('This instance is shutting down; reconnect to another')
+          throw new UnavailableError('This instance is shutting down; reconnect to another', 'draining')
         }
         start ??= end
         stream = streams.openStream(start, query.petId, release)

@@ -2,7 +2,7 @@ import underPressure from '@fastify/under-pressure'
 import type { FastifyReply } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
-import { sendError } from '../errors.js'
+import { logRefusal, sendError } from '../errors.js'
 import type { Lifecycle } from '../lifecycle.js'
 
 /** How long a refused client is asked to wait: about one sample of the load measurements. */
@@ -33,6 +33,7 @@ declare module 'fastify' {
 export const PROBE_CONFIG = { probe: true, pressureHandler: () => undefined }
 
 function refuse(reply: FastifyReply, message: string) {
+  logRefusal(reply.request, 'overloaded', message)
   reply.header('retry-after', String(RETRY_AFTER_SECONDS))
   return sendError(reply, 'service_unavailable', message)
 }

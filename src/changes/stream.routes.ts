@@ -22,6 +22,12 @@ const RETRY_MS = 1000
  * loses the connection before any change resumes from where it started, not at a later end.
  */
 const preamble = (start: bigint) => Buffer.from(`retry: ${RETRY_MS}\nid: ${start}\n\n`)
+/**
+ * How long the drain waits, at most, for the rows committed before it began to reach the open
+ * streams before it ends them: a read of where the ledger ends and one read of the tail, unless the
+ * database is away (then they end with what they have, and their clients resume from there).
+ */
+const DRAIN_FLUSH_MS = 500
 
 const StreamQuerySchema = Type.Object(
   {
@@ -47,12 +53,31 @@ export interface StreamRoutesOptions {
 const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { streams, tail, ledger, lifecycle }) => {
   app.addHook('onRequest', app.authenticate)
   documentRateLimits(app)
-  // Streams end when the drain starts, and before the listener closes (one would hold the close).
-  const stopListening = lifecycle.onDrain(() => streams.endAll())
-  app.addHook('preClose', (done) => {
+  /**
+   * Resolves once the tail has handed the open streams every row committed before now (bounded by
+   * DRAIN_FLUSH_MS): rows the tail had not read yet (its reads are coalesced, another process's
+   * commits are signalled later) would otherwise leave a client that keeps up for another instance.
+   */
+  const flush = async () => {
+    if (streams.size === 0) return
+    const signal = AbortSignal.timeout(DRAIN_FLUSH_MS)
+    const timeout = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }))
+    const end = await Promise.race([ledger.lastChangeSeq(), timeout])
+    tail.wake()
+    await tail.beyond(end - 1n, signal)
+  }
+  // Streams end when the drain starts, with the rows committed before it, and before the listener
+  // closes (one would hold the close).
+  let ending: Promise<void> | undefined
+  const stopListening = lifecycle.onDrain(() => {
+    ending = flush()
+      .catch(() => {})
+      .then(() => streams.endAll())
+  })
+  app.addHook('preClose', async () => {
     stopListening()
+    await ending
     streams.close()
-    done()
   })
 
   app.get(
@@ -149,7 +174,13 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
       stream.sent = () => socket.bytesWritten - socket.writableLength
       stream.unsent = () => socket.writableLength
       // Fastify destroys the stream when the client goes; the stream's close gives its place back.
-      reply.header('content-type', 'text/event-stream').header('cache-control', 'no-store').header('x-accel-buffering', 'no')
+      // A stream ends only when this instance stops serving it (the drain, the close): its connection
+      // is never worth keeping, and the reconnection's new one may go to another instance.
+      reply
+        .header('content-type', 'text/event-stream')
+        .header('cache-control', 'no-store')
+        .header('x-accel-buffering', 'no')
+        .header('connection', 'close')
       return reply.send(stream)
     },
   )

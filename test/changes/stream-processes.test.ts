@@ -1,6 +1,6 @@
 // GET /v1/inventory/changes/stream across real `petstore serve` processes: a change committed
 // through one instance, a worker or the CLI reaches the streams open on the others within a second;
-// streams end when the drain starts and new ones get 503 meanwhile. (stream-metrics.test.ts: the
+// streams end when the drain starts, with the rows committed before it, and new ones get 503 meanwhile. (stream-metrics.test.ts: the
 // gauge, and a client that stops reading in a real process.)
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
@@ -114,13 +114,20 @@ for (const backend of BACKENDS) {
   describe(`change streams and the process's life (${backend.name})`, () => {
     const resources = useResources()
 
-    test('When SIGTERM starts a drain, then an open stream ends at once, well before the drain is over, and a new stream gets 503', async (t) => {
+    test('When SIGTERM starts a drain, then an open stream gets the rows committed before it and ends at once, well before the drain is over, and a new stream gets 503', async (t) => {
       const database = await resources.database(backend)
       const token = await createKey(database.url, 'drain')
+      await seed(
+        database.url,
+        PETS.map((petId) => ({ petId, quantity: 10, status: 'available' })),
+      )
       const server = await resources.server(database.url, { SHUTDOWN_DRAIN_MS: '2000' })
       const client = await openStream(server.baseUrl, { token })
       assert.equal(client.status, 200)
+      assert.equal(client.headers.connection, 'close', 'a stream ends only with its instance: its connection goes with it')
       await until(() => client.blocks.length > 0, 5000, 'the preamble')
+      // Answered, so committed, before the signal, and not waited for on the stream: the tail may not have read them yet.
+      for (const [i, petId] of PETS.entries()) await patch(server.baseUrl, token, petId, 40 + i, `before-drain-${i}`)
       const signalled = performance.now()
       server.child.kill('SIGTERM')
       await until(() => client.ended, 1500, 'the stream ending')
@@ -128,6 +135,11 @@ for (const backend of BACKENDS) {
       assert.ok(client.endedByServer)
       assert.ok(client.complete, 'the response ended in full (its last chunk), not cut')
       assert.ok(endedAfter < 1000, `the stream ended ${Math.round(endedAfter)} ms after SIGTERM, in a 2000 ms drain`)
+      assert.deepEqual(
+        client.events.map((e) => JSON.parse(e.data).note),
+        PETS.map((_, i) => `before-drain-${i}`),
+        'every row committed before the drain, in the stream it ended',
+      )
 
       const refused = await openStream(server.baseUrl, { token })
       assert.ok(server.child.exitCode === null, 'still draining')

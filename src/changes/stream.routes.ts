@@ -1,11 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyError } from 'fastify'
 import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { InvalidInputError, UnavailableError } from '../errors.js'
 import { API_ROUTE_DEPENDENCIES } from '../http/api-prefix.js'
 import { CURSOR_EXPIRED_RESPONSE, errorResponses } from '../http/error.schema.js'
+import { handleError } from '../http/errors.js'
 import type { Lifecycle } from '../http/lifecycle.js'
 import { documentRateLimits } from '../http/rate-limit.js'
+import { RECONNECT_MIN_MS, RECONNECT_SPREAD_MS, sendReconnect } from '../http/reconnect.js'
 import { requires } from '../http/scopes.js'
 import { BIG_PET_ID, Int64Schema } from '../http/int64.schema.js'
 import { parseInt64 } from '../int64.js'
@@ -53,6 +56,12 @@ export interface StreamRoutesOptions {
 const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { streams, tail, ledger, lifecycle }) => {
   app.addHook('onRequest', app.authenticate)
   documentRateLimits(app)
+  // What only passes (this instance draining, the database away) is answered so that an EventSource
+  // comes back, where a 503 would make it give up for good (see http/reconnect.ts).
+  app.setErrorHandler((error: FastifyError, request, reply) =>
+    error instanceof UnavailableError ? sendReconnect(reply, error.reason, error.message) : handleError(error, request, reply),
+  )
+
   /**
    * Resolves once the tail has handed the open streams every row committed before now (bounded by
    * DRAIN_FLUSH_MS): rows the tail had not read yet (its reads are coalesced, another process's
@@ -95,8 +104,13 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
           'the last id it saw gets exactly the rows after it, in seq order, on any instance. A comment line comes every ' +
           'STREAM_HEARTBEAT_MS (15 s by default). A client that stops reading is cut off once its buffer (about ' +
           `${STREAM_BUFFER_BYTES / 1024} KiB here, besides the kernel's) has waited two heartbeats; a stream also ends when its ` +
-          'instance starts to shut down. Either way, reconnect with Last-Event-ID. A page cannot use EventSource (it sends no ' +
-          'Authorization header): read it with fetch and a ReadableStream (docs/api.md shows how). Keys never go in URLs.',
+          'instance starts to shut down. Either way, reconnect with Last-Event-ID. When the instance cannot serve a stream ' +
+          'now (it is shutting down or overloaded, or its database is unavailable), the answer is still a 200 ' +
+          'text/event-stream, since an EventSource gives up for good on any other: a comment saying why, `retry:` (from ' +
+          `${RECONNECT_MIN_MS} to ${RECONNECT_MIN_MS + RECONNECT_SPREAD_MS} ms, at random), the \`id:\` the request resumes ` +
+          'after (when it names one), then the end of the response and its connection: reconnect after that wait. The error ' +
+          'answers below close an EventSource for good. A page cannot use EventSource (it sends no Authorization header): ' +
+          'read it with fetch and a ReadableStream (docs/api.md shows how). Keys never go in URLs.',
         tags: ['inventory'],
         querystring: StreamQuerySchema,
         // Canonical case, as the document shows it; validated by its lower-case name (plugins/validation.ts).
@@ -119,7 +133,7 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
               },
             },
           },
-          ...errorResponses(400, 401, 403, 500, 503),
+          ...errorResponses(400, 401, 403, 500),
           ...CURSOR_EXPIRED_RESPONSE,
           429: Type.Ref('Error', {
             description:
@@ -138,10 +152,7 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
         start = parseInt64(lastEventId)
         if (start === undefined || start < 0n) throw new InvalidInputError('Last-Event-ID must be a seq: a decimal integer from 0')
       }
-      if (lifecycle.draining) {
-        reply.header('retry-after', '1')
-        throw new UnavailableError('This instance is shutting down; reconnect to another', 'draining')
-      }
+      if (lifecycle.draining) throw new UnavailableError('This instance is shutting down; reconnect to another', 'draining')
       const release = streams.reserve(request.apiKeyId)
       let stream: ChangeStream
       try {
@@ -153,10 +164,7 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
           )
         }
         // The drain may have begun during the reads above: its endAll() would have missed this stream.
-        if (lifecycle.draining) {
-          reply.header('retry-after', '1')
-          throw new UnavailableError('This instance is shutting down; reconnect to another', 'draining')
-        }
+        if (lifecycle.draining) throw new UnavailableError('This instance is shutting down; reconnect to another', 'draining')
         start ??= end
         stream = streams.openStream(start, query.petId, release)
       } catch (error) {

@@ -4,6 +4,7 @@ import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
 import { logRefusal, sendError } from '../errors.js'
 import type { Lifecycle } from '../lifecycle.js'
+import { sendReconnect } from '../reconnect.js'
 
 /** How long a refused client is asked to wait: about one sample of the load measurements. */
 export const RETRY_AFTER_SECONDS = 1
@@ -33,6 +34,8 @@ declare module 'fastify' {
 export const PROBE_CONFIG = { probe: true, pressureHandler: () => undefined }
 
 function refuse(reply: FastifyReply, message: string) {
+  // An EventSource gives up for good on a 503: a change stream is told to come back instead.
+  if (reply.request.routeOptions.config.stream) return sendReconnect(reply, 'overloaded', message)
   logRefusal(reply.request, 'overloaded', message)
   reply.header('retry-after', String(RETRY_AFTER_SECONDS))
   return sendError(reply, 'service_unavailable', message)
@@ -49,7 +52,8 @@ export interface AdmissionOptions extends Pick<Config, 'maxInFlight' | 'shedEven
  * (MAX_IN_FLIGHT) past which new ones get 503 with Retry-After instead of queueing without bound.
  * Then load shedding (@fastify/under-pressure): while the event loop is saturated (its mean delay or
  * utilization over the last second past the configured limits), new requests get the same 503, from
- * SHED_AFTER_LISTENING_MS after the listener opened. Health probes are exempt from both.
+ * SHED_AFTER_LISTENING_MS after the listener opened; a change stream is told to reconnect instead
+ * (http/reconnect.ts). Health probes are exempt from both.
  */
 export const admission = fp<AdmissionOptions>(
   async (app, { maxInFlight, shedEventLoopDelayMs, shedEventLoopUtilization, lifecycle }) => {

@@ -110,8 +110,18 @@ export class PreconditionRequiredError extends DomainError {
   }
 }
 
+/**
+ * Why the service cannot serve a request now (nothing is wrong with the request): this instance is
+ * shutting down, it is overloaded, or its database does not answer. Each passes by itself, which is
+ * why a client is told to come back and why none is logged as an error.
+ */
+export type UnavailableReason = 'draining' | 'overloaded' | 'database'
+
 export class UnavailableError extends DomainError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly reason: UnavailableReason,
+  ) {
     super('service_unavailable', message)
   }
 }

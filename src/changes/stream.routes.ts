@@ -1,11 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyError } from 'fastify'
 import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { InvalidInputError, UnavailableError } from '../errors.js'
 import { API_ROUTE_DEPENDENCIES } from '../http/api-prefix.js'
 import { CURSOR_EXPIRED_RESPONSE, errorResponses } from '../http/error.schema.js'
+import { handleError } from '../http/errors.js'
 import type { Lifecycle } from '../http/lifecycle.js'
 import { documentRateLimits } from '../http/rate-limit.js'
+import { RECONNECT_MIN_MS, RECONNECT_SPREAD_MS, sendReconnect } from '../http/reconnect.js'
 import { requires } from '../http/scopes.js'
 import { BIG_PET_ID, Int64Schema } from '../http/int64.schema.js'
 import { parseInt64 } from '../int64.js'
@@ -23,6 +26,12 @@ const RETRY_MS = 1000
  * loses the connection before any change resumes from where it started, not at a later end.
  */
 const preamble = (start: bigint) => Buffer.from(`retry: ${RETRY_MS}\nid: ${start}\n\n`)
+/**
+ * How long the drain waits, at most, for the rows committed before it began to reach the open
+ * streams before it ends them: a read of where the ledger ends and one read of the tail, unless the
+ * database is away (then they end with what they have, and their clients resume from there).
+ */
+const DRAIN_FLUSH_MS = 500
 
 /**
  * The document's example of a stream: the start of one after the seq before the ledger's example
@@ -55,12 +64,37 @@ export interface StreamRoutesOptions {
 const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { streams, tail, ledger, lifecycle }) => {
   app.addHook('onRequest', app.authenticate)
   documentRateLimits(app)
-  // Streams end when the drain starts, and before the listener closes (one would hold the close).
-  const stopListening = lifecycle.onDrain(() => streams.endAll())
-  app.addHook('preClose', (done) => {
+  // What only passes (this instance draining, the database away) is answered so that an EventSource
+  // comes back, where a 503 would make it give up for good (see http/reconnect.ts).
+  app.setErrorHandler((error: FastifyError, request, reply) =>
+    error instanceof UnavailableError ? sendReconnect(reply, error.reason, error.message) : handleError(error, request, reply),
+  )
+
+  /**
+   * Resolves once the tail has handed the open streams every row committed before now (bounded by
+   * DRAIN_FLUSH_MS): rows the tail had not read yet (its reads are coalesced, another process's
+   * commits are signalled later) would otherwise leave a client that keeps up for another instance.
+   */
+  const flush = async () => {
+    if (streams.size === 0) return
+    const signal = AbortSignal.timeout(DRAIN_FLUSH_MS)
+    const timeout = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }))
+    const end = await Promise.race([ledger.lastChangeSeq(), timeout])
+    tail.wake()
+    await tail.beyond(end - 1n, signal)
+  }
+  // Streams end when the drain starts, with the rows committed before it, and before the listener
+  // closes (one would hold the close).
+  let ending: Promise<void> | undefined
+  const stopListening = lifecycle.onDrain(() => {
+    ending = flush()
+      .catch(() => {})
+      .then(() => streams.endAll())
+  })
+  app.addHook('preClose', async () => {
     stopListening()
+    await ending
     streams.close()
-    done()
   })
 
   app.get(
@@ -78,8 +112,13 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
           'the last id it saw gets exactly the rows after it, in seq order, on any instance. A comment line comes every ' +
           'STREAM_HEARTBEAT_MS (15 s by default). A client that stops reading is cut off once its buffer (about ' +
           `${STREAM_BUFFER_BYTES / 1024} KiB here, besides the kernel's) has waited two heartbeats; a stream also ends when its ` +
-          'instance starts to shut down. Either way, reconnect with Last-Event-ID. A page cannot use EventSource (it sends no ' +
-          'Authorization header): read it with fetch and a ReadableStream (docs/api.md shows how). Keys never go in URLs.',
+          'instance starts to shut down. Either way, reconnect with Last-Event-ID. When the instance cannot serve a stream ' +
+          'now (it is shutting down or overloaded, or its database is unavailable), the answer is still a 200 ' +
+          'text/event-stream, since an EventSource gives up for good on any other: a comment saying why, `retry:` (from ' +
+          `${RECONNECT_MIN_MS} to ${RECONNECT_MIN_MS + RECONNECT_SPREAD_MS} ms, at random), the \`id:\` the request resumes ` +
+          'after (when it names one), then the end of the response and its connection: reconnect after that wait. The error ' +
+          'answers below close an EventSource for good. A page cannot use EventSource (it sends no Authorization header): ' +
+          'read it with fetch and a ReadableStream (docs/api.md shows how). Keys never go in URLs.',
         tags: ['inventory'],
         querystring: StreamQuerySchema,
         // Canonical case, as the document shows it; validated by its lower-case name (plugins/validation.ts).
@@ -103,7 +142,7 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
               },
             },
           },
-          ...errorResponses(400, 401, 403, 500, 503),
+          ...errorResponses(400, 401, 403, 500),
           ...CURSOR_EXPIRED_RESPONSE,
           429: Type.Ref('Error', {
             description:
@@ -122,10 +161,7 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
         start = parseInt64(lastEventId)
         if (start === undefined || start < 0n) throw new InvalidInputError('Last-Event-ID must be a seq: a decimal integer from 0')
       }
-      if (lifecycle.draining) {
-        reply.header('retry-after', '1')
-        throw new UnavailableError('This instance is shutting down; reconnect to another')
-      }
+      if (lifecycle.draining) throw new UnavailableError('This instance is shutting down; reconnect to another', 'draining')
       const release = streams.reserve(request.apiKeyId)
       let stream: ChangeStream
       try {
@@ -137,10 +173,7 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
           )
         }
         // The drain may have begun during the reads above: its endAll() would have missed this stream.
-        if (lifecycle.draining) {
-          reply.header('retry-after', '1')
-          throw new UnavailableError('This instance is shutting down; reconnect to another')
-        }
+        if (lifecycle.draining) throw new UnavailableError('This instance is shutting down; reconnect to another', 'draining')
         start ??= end
         stream = streams.openStream(start, query.petId, release)
       } catch (error) {
@@ -158,7 +191,13 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
       stream.sent = () => socket.bytesWritten - socket.writableLength
       stream.unsent = () => socket.writableLength
       // Fastify destroys the stream when the client goes; the stream's close gives its place back.
-      reply.header('content-type', 'text/event-stream').header('cache-control', 'no-store').header('x-accel-buffering', 'no')
+      // A stream ends only when this instance stops serving it (the drain, the close): its connection
+      // is never worth keeping, and the reconnection's new one may go to another instance.
+      reply
+        .header('content-type', 'text/event-stream')
+        .header('cache-control', 'no-store')
+        .header('x-accel-buffering', 'no')
+        .header('connection', 'close')
       return reply.send(stream)
     },
   )

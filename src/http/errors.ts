@@ -2,7 +2,16 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { randomUUID } from 'node:crypto'
 import { STATUS_CODES as STATUS_CODES_TEXT } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { DomainError, ERROR_CODES, InsufficientScopeError, UnauthorizedError, codeForStatus, type ErrorCode } from '../errors.js'
+import {
+  DomainError,
+  ERROR_CODES,
+  InsufficientScopeError,
+  UnauthorizedError,
+  UnavailableError,
+  codeForStatus,
+  type ErrorCode,
+  type UnavailableReason,
+} from '../errors.js'
 
 /**
  * The 401's challenge (RFC 6750 §3): a request that sent no key gets the bare challenge; one whose
@@ -115,10 +124,23 @@ function closeAfterWriting(socket: Duplex, answer: string) {
   })
 }
 
+/**
+ * A request the service cannot serve now, through nothing wrong with it or with the service's code:
+ * one line, without a stack (there is no fault to trace). A drain's refusals are routine (every
+ * rolling restart has them): info. Load and the database are worth watching, and pass by themselves:
+ * warn. Error stays for what an operator must act on, so alerting on it pages no one for a restart.
+ */
+export function logRefusal(request: FastifyRequest, reason: UnavailableReason, detail: string, extra: object = {}): void {
+  const fields = { refusal: reason, detail, ...extra }
+  if (reason === 'draining') request.log.info(fields, 'request refused')
+  else request.log.warn(fields, 'request refused')
+}
+
 /** Every error that reaches Fastify's error handler or its `frameworkErrors` hook leaves through here. */
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const { code, message, undocumented } = classify(error)
   if (undocumented) request.log.error({ err: error, status: undocumented }, 'an error carried a status with no error code')
+  else if (error instanceof UnavailableError) logRefusal(request, error.reason, error.message)
   else if (ERROR_CODES[code] >= 500) request.log.error({ err: error }, 'request failed')
   return sendError(reply, code, message, {
     tokenSent: error instanceof UnauthorizedError && error.tokenSent,

@@ -17,6 +17,8 @@ export type SseBlock =
   | { kind: 'retry'; ms: number; id: string }
   | { kind: 'comment'; text: string; at: number }
   | ({ kind: 'event' } & SseEvent)
+  /** The whole answer to a stream refused for now: why, the wait before coming back, and the id asked for. */
+  | { kind: 'reconnect'; reason: string; ms: number; id: string | undefined }
 
 export interface OpenOptions {
   token?: string
@@ -75,6 +77,14 @@ export class SseClient {
     return this.blocks.filter((b): b is Extract<SseBlock, { kind: 'comment' }> => b.kind === 'comment')
   }
 
+  /** The answer's only block when the stream was refused for now (told to reconnect), else undefined. */
+  get reconnect(): Extract<SseBlock, { kind: 'reconnect' }> | undefined {
+    const [first, ...rest] = this.blocks
+    if (first?.kind !== 'reconnect') return undefined
+    assert.equal(rest.length, 0, 'nothing follows a reconnect block')
+    return first
+  }
+
   /** @internal */
   receive(text: string): void {
     this.raw += text
@@ -114,8 +124,13 @@ export class SseClient {
   }
 }
 
-/** Parses one block strictly: `retry: N` with the start's `id`, a comment line, or `id`, `event: change`, `data` in that order. */
+/**
+ * Parses one block strictly: `retry: N` with the start's `id`, a comment line, `id`, `event: change`,
+ * `data` in that order, or a refusal's comment with `retry` and maybe the `id` asked for.
+ */
 function parseBlock(block: string): SseBlock {
+  const reconnect = /^: ([^\n]+)\nretry: (\d+)(?:\nid: (0|[1-9]\d*))?$/.exec(block)
+  if (reconnect) return { kind: 'reconnect', reason: reconnect[1]!, ms: Number(reconnect[2]), id: reconnect[3] }
   if (block.startsWith(':')) {
     assert.ok(!block.includes('\n'), `a comment block of one line: ${JSON.stringify(block)}`)
     return { kind: 'comment', text: block, at: performance.now() }

@@ -1,7 +1,8 @@
 // GET /v1/inventory/changes/stream across real `petstore serve` processes: a change committed
 // through one instance, a worker or the CLI reaches the streams open on the others within a second;
-// streams end when the drain starts and new ones get 503 meanwhile. (stream-metrics.test.ts: the
-// gauge, and a client that stops reading in a real process.)
+// streams end when the drain starts, with the rows committed before it, and new ones are told to
+// reconnect meanwhile. (stream-metrics.test.ts: the gauge, and a client that stops reading in a real
+// process; stream-reconnect.test.ts: EventSource clients across restarts and outages.)
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { BACKENDS, createKey, inventoryFile, runCli, seed, useResources } from '../support/helpers.js'
@@ -114,13 +115,20 @@ for (const backend of BACKENDS) {
   describe(`change streams and the process's life (${backend.name})`, () => {
     const resources = useResources()
 
-    test('When SIGTERM starts a drain, then an open stream ends at once, well before the drain is over, and a new stream gets 503', async (t) => {
+    test('When SIGTERM starts a drain, then an open stream gets the rows committed before it and ends at once, well before the drain is over, and a new stream is told to reconnect, logged at info', async (t) => {
       const database = await resources.database(backend)
       const token = await createKey(database.url, 'drain')
+      await seed(
+        database.url,
+        PETS.map((petId) => ({ petId, quantity: 10, status: 'available' })),
+      )
       const server = await resources.server(database.url, { SHUTDOWN_DRAIN_MS: '2000' })
       const client = await openStream(server.baseUrl, { token })
       assert.equal(client.status, 200)
+      assert.equal(client.headers.connection, 'close', 'a stream ends only with its instance: its connection goes with it')
       await until(() => client.blocks.length > 0, 5000, 'the preamble')
+      // Answered, so committed, before the signal, and not waited for on the stream: the tail may not have read them yet.
+      for (const [i, petId] of PETS.entries()) await patch(server.baseUrl, token, petId, 40 + i, `before-drain-${i}`)
       const signalled = performance.now()
       server.child.kill('SIGTERM')
       await until(() => client.ended, 1500, 'the stream ending')
@@ -128,16 +136,41 @@ for (const backend of BACKENDS) {
       assert.ok(client.endedByServer)
       assert.ok(client.complete, 'the response ended in full (its last chunk), not cut')
       assert.ok(endedAfter < 1000, `the stream ended ${Math.round(endedAfter)} ms after SIGTERM, in a 2000 ms drain`)
+      assert.deepEqual(
+        client.events.map((e) => JSON.parse(e.data).note),
+        PETS.map((_, i) => `before-drain-${i}`),
+        'every row committed before the drain, in the stream it ended',
+      )
 
-      const refused = await openStream(server.baseUrl, { token })
+      const refused = await openStream(server.baseUrl, { token, lastEventId: client.lastId })
       assert.ok(server.child.exitCode === null, 'still draining')
-      assert.equal(refused.status, 503, refused.raw)
-      assert.deepEqual(refused.body, { code: 'service_unavailable', message: refused.body?.message, status: 503 })
-      assert.equal(refused.headers['retry-after'], '1')
+      // A 503 would close an EventSource for good: a 200 stream that says when to come back, and ends.
+      assert.equal(refused.status, 200, refused.raw)
+      assert.match(String(refused.headers['content-type']), /^text\/event-stream/)
+      assert.equal(refused.headers.connection, 'close')
+      assert.equal(refused.headers['retry-after'], undefined)
+      await refused.closed()
+      assert.ok(refused.complete, 'the refusal ends in full')
+      const reconnect = refused.reconnect
+      assert.ok(reconnect, `a reconnect block: ${JSON.stringify(refused.raw)}`)
+      assert.ok(reconnect.ms >= 2000 && reconnect.ms <= 5000, `retry: ${reconnect.ms}`)
+      assert.equal(reconnect.id, client.lastId, 'the id it asked to resume after')
+      assert.match(reconnect.reason, /shutting down/)
       assert.equal(await server.waitForExit(), 0)
       const exitedAfter = performance.now() - signalled
       t.diagnostic(`stream ended ${Math.round(endedAfter)} ms after SIGTERM; the process exited after ${Math.round(exitedAfter)} ms`)
       assert.ok(exitedAfter >= 1900, 'the drain lasted its 2000 ms')
+
+      // Routine: once, at info, without a stack; nothing at error.
+      const refusals = server.logs().filter((l) => l.msg === 'request refused')
+      assert.deepEqual(
+        refusals.map((l) => [l.level, l.refusal, l.retryMs, 'err' in l]),
+        [[30, 'draining', reconnect.ms, false]],
+      )
+      assert.deepEqual(
+        server.logs().filter((l) => Number(l.level) >= 50),
+        [],
+      )
     })
   })
 }

@@ -178,7 +178,8 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/inventory/changes', { token }) },
   },
   // The stream answers an error before it opens: a bad Last-Event-ID is refused before anything is read, and
-  // after=0 makes it read the ledger's rows (inventory_changes, dropped when broken) before it answers.
+  // after=0 makes it read the ledger's rows (inventory_changes, dropped when broken) before it answers. With
+  // the database unavailable it declares no 503: it is told to reconnect (test/changes/stream-reconnect.test.ts).
   'GET /inventory/changes/stream': {
     400: { phase: 'healthy', send: (s, token) => refusedStream(s, '', { token, headers: badEventId }) },
     410: { phase: 'pruned', send: (s, token) => refusedStream(s, '?after=0', { token }), code: 'cursor_expired' },
@@ -186,7 +187,6 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     403: { phase: 'healthy', send: (s) => refusedStream(s, '', { token: notOther() }) },
     429: { phase: 'limited', send: (s, token) => twice(() => refusedStream(s, '', { token, headers: badEventId })) },
     500: { phase: 'broken', send: (s, token) => refusedStream(s, '?after=0', { token }) },
-    503: { phase: 'unavailable', send: (s, token) => refusedStream(s, '?after=0', { token }) },
   },
   'GET /store/orders': {
     403: lacking('GET', '/v1/store/orders', notOther),

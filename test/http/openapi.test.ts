@@ -262,9 +262,11 @@ describe('OpenAPI document and docs page (sqlite)', () => {
     }
   })
 
-  test('When the change stream is read, then it answers text/event-stream, resumes by after or Last-Event-ID, and names too_many_streams', () => {
+  test('When the change stream is read, then it answers text/event-stream, resumes by after or Last-Event-ID, names too_many_streams, and declares no 503 (EventSource gives up on one): it says how a refusal for now is answered', () => {
     const op = doc.paths['/inventory/changes/stream'].get
     assert.deepEqual(Object.keys(op.responses['200'].content), ['text/event-stream'])
+    assert.equal(op.responses['503'], undefined)
+    assert.match(op.description, /still a 200 text\/event-stream.*`retry:` \(from 2000 to 5000 ms/)
     assert.deepEqual(
       op.parameters.map((p: any) => [p.in, p.name, p.required, p.schema.format]),
       [

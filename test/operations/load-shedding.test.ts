@@ -25,10 +25,27 @@ await Promise.all(Array.from({ length: Number(CONNECTIONS) }, async () => {
 console.log(JSON.stringify({ statuses, shed }))
 `
 
+/**
+ * A change stream asked for during the flood: `opened` (then closed at once), or its whole answer, as
+ * status, the Content-Type and the body.
+ */
+async function probeStream(baseUrl: string, token: string): Promise<string> {
+  const res = await fetch(`${baseUrl}/v1/inventory/changes/stream`, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: AbortSignal.timeout(10_000),
+  })
+  // A stream that opened is chunked; an answer that ends says how long it is.
+  if (res.status === 200 && !res.headers.has('content-length')) {
+    await res.body?.cancel()
+    return 'opened'
+  }
+  return `${res.status} ${res.headers.get('content-type')} ${JSON.stringify(await res.text())}`
+}
+
 describe('load shedding', () => {
   const resources = useResources()
 
-  test('When the event loop is saturated, then new requests get 503 with Retry-After and an Error, the probes still answer, and service resumes once the load goes', async () => {
+  test('When the event loop is saturated, then new requests get 503 with Retry-After and an Error (a change stream: told to reconnect), logged at warn without a stack, the probes still answer, and service resumes once the load goes', async () => {
     const database = await resources.database(sqlite)
     const token = await createKey(database.url, 'flood')
     await seed(
@@ -50,11 +67,13 @@ describe('load shedding', () => {
       }),
     )
     const probes: number[] = []
+    const streams: string[] = []
     const probeUntil = Date.now() + FLOOD_MS - 500
     await sleep(500)
     while (Date.now() < probeUntil) {
       probes.push((await fetch(`${server.baseUrl}/healthz`)).status)
       probes.push((await fetch(`${server.baseUrl}/readyz`)).status)
+      streams.push(await probeStream(server.baseUrl, token))
       await sleep(100)
     }
     const reports = (await Promise.all(floods)).map((r) => {
@@ -73,11 +92,32 @@ describe('load shedding', () => {
       assert.equal(s.retryAfter, '1')
     }
     assert.ok(probes.length > 5 && probes.every((s) => s === 200), `probes during the flood: ${probes}`)
+    // An EventSource gives up for good on a 503: a stream is answered a 200 that says when to come back, and ends.
+    const reconnect = /^200 text\/event-stream "(: The service is overloaded; retry shortly\\nretry: (\d+)\\n\\n)"$/
+    assert.ok(
+      streams.some((s) => reconnect.test(s)) && streams.every((s) => s === 'opened' || reconnect.test(s)),
+      `streams during the flood: ${streams.join(' | ')}`,
+    )
+    for (const s of streams.filter((s) => reconnect.test(s))) {
+      const retry = Number(reconnect.exec(s)![2])
+      assert.ok(retry >= 2000 && retry <= 5000, s)
+    }
 
     // The load measurements are sampled every second: two samples after the flood, it serves again.
     await sleep(2500)
     const after = await fetch(url, { headers })
     assert.equal(after.status, 200)
+
+    // Each refusal logged once, at warn, without a stack; nothing at error. (Read after the pause above,
+    // so every line the flood caused has come through the pipe.)
+    const logs = server.logs()
+    assert.deepEqual(
+      logs.filter((l) => Number(l.level) >= 50),
+      [],
+    )
+    const refusals = logs.filter((l) => l.msg === 'request refused')
+    assert.equal(refusals.length, seen.get(503)! + streams.filter((s) => s !== 'opened').length)
+    assert.ok(refusals.every((l) => l.level === 40 && l.refusal === 'overloaded' && !('err' in l)))
   })
 
   test('When a process has just started, then it serves its first requests although its start kept the event loop busy', async () => {

@@ -27,10 +27,12 @@ describe('PostgreSQL going away', { skip: !postgres && 'PostgreSQL is not reacha
   })
   after(() => proxy.close())
 
+  let sent = 0
   const timed = async (method: string, path: string, body?: unknown) => {
     const started = Date.now()
-    const res = await server.request(method, path, { token, body })
-    return { res, ms: Date.now() - started }
+    const requestId = `outage-${++sent}`
+    const res = await server.request(method, path, { token, body, headers: { 'x-request-id': requestId } })
+    return { res, ms: Date.now() - started, requestId }
   }
 
   async function expectUnavailable() {
@@ -39,10 +41,18 @@ describe('PostgreSQL going away', { skip: !postgres && 'PostgreSQL is not reacha
       ['PATCH', '/v1/inventory/1', { quantity: 99 }],
       ['GET', '/readyz', undefined],
     ] as const) {
-      const { res, ms } = await timed(method, path, body)
+      const { res, ms, requestId } = await timed(method, path, body)
       assert.equal(res.status, 503, `${method} ${path}: ${res.text}`)
       assert.deepEqual(res.body, { code: 'service_unavailable', message: res.body.message, status: 503 })
       assert.ok(ms < BOUND_MS, `${method} ${path} took ${ms} ms`)
+      // An outage passes by itself: each refusal once, at warn, without a stack, and never at error.
+      await server.waitForLog((l) => l.reqId === requestId && l.msg === 'request')
+      const lines = server.logs().filter((l) => l.reqId === requestId && l.msg !== 'request')
+      assert.deepEqual(
+        lines.map((l) => [l.level, l.msg, l.refusal, 'err' in l]),
+        [[40, 'request refused', 'database', false]],
+        `${method} ${path}`,
+      )
     }
     const live = await server.request('GET', '/healthz')
     assert.equal(live.status, 200, 'liveness does not depend on the database')

@@ -73,7 +73,7 @@ for (const backend of BACKENDS) {
           async createFirstKey(...args: Parameters<typeof storage.createFirstKey>) {
             calls++
             const made = await storage.createFirstKey(...args)
-            if (calls === 1) throw new UnavailableError('The database is unavailable; retry shortly')
+            if (calls === 1) throw new UnavailableError('The database is unavailable; retry shortly', 'database')
             return made
           },
         }
@@ -87,7 +87,7 @@ for (const backend of BACKENDS) {
         })
         assert.equal((await storage.listKeys()).length, 1)
 
-        const away = { ...storage, createFirstKey: async () => Promise.reject(new UnavailableError('away')) }
+        const away = { ...storage, createFirstKey: async () => Promise.reject(new UnavailableError('away', 'database')) }
         const started = Date.now()
         await assert.rejects(new KeysService(away).createFirstKeyIfNone(600), UnavailableError)
         const ms = Date.now() - started

@@ -57,7 +57,7 @@ describe('error classification', () => {
       new InvalidInputError('bad'),
       new NotFoundError('none'),
       new UnauthorizedError('who'),
-      new UnavailableError('later'),
+      new UnavailableError('later', 'database'),
     ]) {
       assert.deepEqual(classify(error as unknown as FastifyError), { code: error.code, message: error.message })
     }

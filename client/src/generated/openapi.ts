@@ -31,7 +31,7 @@ export interface paths {
         };
         /**
          * Follow the ledger live (Server-Sent Events)
-         * @description Every ledger row committed after the start, through any instance or the CLI, as a Server-Sent Event: `id: <seq>`, `event: change`, `data: <the row, as listInventoryChanges writes it>`. It starts after `Last-Event-ID` (the header EventSource sends when it reconnects), else after `after`, else at the current end; a client that reconnects with the last id it saw gets exactly the rows after it, in seq order, on any instance. A comment line comes every STREAM_HEARTBEAT_MS (15 s by default). A client that stops reading is cut off once its buffer (about 64 KiB here, besides the kernel's) has waited two heartbeats; a stream also ends when its instance starts to shut down. Either way, reconnect with Last-Event-ID. A page cannot use EventSource (it sends no Authorization header): read it with fetch and a ReadableStream (docs/api.md shows how). Keys never go in URLs.
+         * @description Every ledger row committed after the start, through any instance or the CLI, as a Server-Sent Event: `id: <seq>`, `event: change`, `data: <the row, as listInventoryChanges writes it>`. It starts after `Last-Event-ID` (the header EventSource sends when it reconnects), else after `after`, else at the current end; a client that reconnects with the last id it saw gets exactly the rows after it, in seq order, on any instance. A comment line comes every STREAM_HEARTBEAT_MS (15 s by default). A client that stops reading is cut off once its buffer (about 64 KiB here, besides the kernel's) has waited two heartbeats; a stream also ends when its instance starts to shut down. Either way, reconnect with Last-Event-ID. When the instance cannot serve a stream now (it is shutting down or overloaded, or its database is unavailable), the answer is still a 200 text/event-stream, since an EventSource gives up for good on any other: a comment saying why, `retry:` (from 2000 to 5000 ms, at random), the `id:` the request resumes after (when it names one), then the end of the response and its connection: reconnect after that wait. The error answers below close an EventSource for good. A page cannot use EventSource (it sends no Authorization header): read it with fetch and a ReadableStream (docs/api.md shows how). Keys never go in URLs.
          */
         get: operations["streamInventoryChanges"];
         put?: never;
@@ -1121,20 +1121,6 @@ export interface operations {
             /** @description Unexpected failure; the body says nothing about internals. */
             500: {
                 headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given. */
-            503: {
-                headers: {
-                    /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
-                    "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];

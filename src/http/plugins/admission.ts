@@ -2,9 +2,10 @@ import underPressurePlugin from '@fastify/under-pressure'
 import type { FastifyReply } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
-import { sendError } from '../errors.js'
-import { routeOf } from '../route-of.js'
+import { logRefusal, sendError } from '../errors.js'
 import type { Lifecycle } from '../lifecycle.js'
+import { sendReconnect } from '../reconnect.js'
+import { routeOf } from '../route-of.js'
 
 /** How long a refused client is asked to wait: about one sample of the load measurements. */
 export const RETRY_AFTER_SECONDS = 1
@@ -34,6 +35,9 @@ declare module 'fastify' {
 export const PROBE_CONFIG = { probe: true }
 
 function refuse(reply: FastifyReply, message: string) {
+  // An EventSource gives up for good on a 503: a change stream is told to come back instead.
+  if (routeOf(reply.request).config.stream) return sendReconnect(reply, 'overloaded', message)
+  logRefusal(reply.request, 'overloaded', message)
   reply.header('retry-after', String(RETRY_AFTER_SECONDS))
   return sendError(reply, 'service_unavailable', message)
 }
@@ -49,7 +53,8 @@ export interface AdmissionOptions extends Pick<Config, 'maxInFlight' | 'shedEven
  * (MAX_IN_FLIGHT) past which new ones get 503 with Retry-After instead of queueing without bound.
  * Then load shedding (@fastify/under-pressure): while the event loop is saturated (its mean delay or
  * utilization over the last second past the configured limits), new requests get the same 503, from
- * SHED_AFTER_LISTENING_MS after the listener opened. Health probes are exempt from both.
+ * SHED_AFTER_LISTENING_MS after the listener opened; a change stream is told to reconnect instead
+ * (http/reconnect.ts). Health probes are exempt from both.
  */
 export const admission = fp<AdmissionOptions>(
   async (app, { maxInFlight, shedEventLoopDelayMs, shedEventLoopUtilization, lifecycle }) => {

@@ -25,7 +25,7 @@ export const healthRoutes = fp<HealthRoutesOptions>(
   async (app, { storage, lifecycle }) => {
     app.get('/healthz', { config: PROBE_CONFIG, schema: { hide: true, response: { 200: Status } } }, async () => ({ status: 'ok' }))
     app.get('/readyz', { config: PROBE_CONFIG, schema: { hide: true, response: { 200: Status, ...errorResponses(503) } } }, async () => {
-      if (lifecycle.draining) throw new UnavailableError('The service is shutting down; retry on another instance')
+      if (lifecycle.draining) throw new UnavailableError('The service is shutting down; retry on another instance', 'draining')
       await storage.ping()
       return { status: 'ready' }
     })

@@ -20,7 +20,7 @@ export interface PostgresOptions {
 // SQLSTATE classes that mean "the database is not reachable or not accepting work right now".
 const UNAVAILABLE_CLASSES = ['08', '53', '57']
 
-export const unavailable = () => new UnavailableError('The database is unavailable; retry shortly')
+export const unavailable = () => new UnavailableError('The database is unavailable; retry shortly', 'database')
 
 /**
  * Errors raised by the server about the statement itself keep their meaning; anything else from the

@@ -12,7 +12,7 @@ export interface SqliteOptions {
 }
 
 const isBusy = (error: unknown) => error instanceof Database.SqliteError && error.code.startsWith('SQLITE_BUSY')
-export const busyError = () => new UnavailableError('The database is busy; retry shortly')
+export const busyError = () => new UnavailableError('The database is busy; retry shortly', 'database')
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 export function openSqliteDatabase(path: string, options: SqliteOptions = {}): Database.Database {

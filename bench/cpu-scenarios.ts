@@ -29,7 +29,7 @@ export const SCENARIOS: readonly CpuScenario[] = [
   { id: 'get-100', kind: 'get', requests: 20_000, streams: 0 },
   { id: 'patch-one', kind: 'patch', requests: 10_000, streams: 0 },
   { id: 'order-one', kind: 'order', requests: 10_000, streams: 0 },
-  { id: 'patch-one-100-streams', kind: 'patch', requests: 10_000, streams: STREAMS },
+  { id: 'patch-one-100-streams', kind: 'patch', requests: 20_000, streams: STREAMS },
 ]
 
 export interface GuardTarget {

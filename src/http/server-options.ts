@@ -1,6 +1,7 @@
 import { LogController, type FastifyHttpOptions, type FastifyServerOptions } from 'fastify'
 import type { Server } from 'node:http'
 import type { Config } from '../config.js'
+import { stdoutLog } from '../log-destination.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { Deprecation } from './deprecation.js'
 import { handleClientError, handleError } from './errors.js'
@@ -33,6 +34,8 @@ export function serverOptions(settings: ServerSettings, { logger, metrics, depre
     logger: logger ?? {
       level: settings.logLevel,
       redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
+      // stdout, one write per event-loop turn (see log-destination.ts for why not pino's own).
+      stream: stdoutLog(),
     },
     // One log line per request, written by the request-log plugin.
     logController: new LogController({ disableRequestLogging: true }),

@@ -14,10 +14,26 @@ export function lastSeq(conn: SqliteConnection): bigint {
   return conn.query('SELECT coalesce(max(seq), 0) FROM inventory_changes').pluck().get() as bigint
 }
 
-/** Appends planned rows, seqs included. */
+/** Rows per INSERT statement of appendChanges (10 parameters each). */
+const ROWS_PER_INSERT = 64
+const insertSql = (rows: number) =>
+  `INSERT INTO inventory_changes (${CHANGE_COLUMNS}) VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`
+/** The INSERT of 1 to ROWS_PER_INSERT rows, by count: a few dozen statements at most, each prepared once. */
+const INSERT_SQL: string[] = Array.from({ length: ROWS_PER_INSERT + 1 }, (_, rows) => (rows === 0 ? '' : insertSql(rows)))
+
+/**
+ * Appends planned rows, seqs included: up to ROWS_PER_INSERT in one statement, which costs SQLite
+ * less than a statement each (a batch of 30 PATCH rows of one pet: 5.5 against 6.2 µs a row,
+ * commit included, in a micro-benchmark of the ledger's table and indexes).
+ */
 export function appendChanges(conn: SqliteConnection, rows: InventoryChange[]): void {
-  const insert = conn.statement(`INSERT INTO inventory_changes (${CHANGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-  for (const c of rows) insert.run(c.seq, c.petId, c.previousQuantity, c.quantity, c.reason, c.note, c.orderId, c.keyId, c.requestId, c.at)
+  for (let at = 0; at < rows.length; at += ROWS_PER_INSERT) {
+    const chunk = rows.slice(at, at + ROWS_PER_INSERT)
+    const values: unknown[] = []
+    for (const c of chunk)
+      values.push(c.seq, c.petId, c.previousQuantity, c.quantity, c.reason, c.note, c.orderId, c.keyId, c.requestId, c.at)
+    conn.statement(INSERT_SQL[chunk.length]!).run(values)
+  }
 }
 
 /**

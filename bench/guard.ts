@@ -1,15 +1,23 @@
 // `npm run bench:guard`: the service's CPU time per request, as users run it (`petstore serve`, a
 // process of its own), against the minimal Fastify app and the bare node:http server doing the same
 // job from memory in the same run, for each scenario of bench/cpu-scenarios.ts on each backend.
-// Each ratio (service ÷ Fastify) is compared with bench/budgets.json; one over its budget fails the
-// run, naming the scenario, the figure and the budget. BENCH_BASELINE=<build>/dist/src/cli.js
+// Each ratio (service ÷ Fastify) is compared with bench/budgets.json; one over its budget is measured
+// once more, and over it again fails the run, naming the scenario, the figure and the budget. BENCH_BASELINE=<build>/dist/src/cli.js
 // measures an earlier build beside it (its ratios are reported, not judged).
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { availableBackends, disposeOpenDatabases, postgresBackend, sqliteBackend } from './backends.js'
-import { type CpuSample, type GuardTarget, measureScenario, SCENARIOS, startTargets } from './cpu-scenarios.js'
+import {
+  type CpuSample,
+  type CpuScenario,
+  type GuardTarget,
+  measureScenario,
+  SCENARIOS,
+  startTargets,
+  type Targets,
+} from './cpu-scenarios.js'
 import { envNumber } from './config.js'
 import { killAllChildren } from './procs.js'
 import { wrkVersion } from './load.js'
@@ -40,6 +48,40 @@ const median = (values: readonly number[]): number => {
 }
 const us = (sample: CpuSample): string => (sample.nsPerRequest / 1000).toFixed(1)
 
+/** Warm-up rounds, then ROUNDS measured rounds of one scenario: the median round's service ÷ Fastify ratio, logged with every round. */
+async function judge(
+  scenario: CpuScenario,
+  targets: Targets,
+  key: string,
+  budget: number | undefined,
+): Promise<{ ratio: number; serviceUs: number; line: string }> {
+  const rounds: Array<Map<string, CpuSample>> = []
+  for (let round = 0; round < WARM_ROUNDS + ROUNDS; round++) {
+    // The first rounds warm every target (JIT, caches, the database's pages) and are not counted:
+    // measured, the figures of the first two still fall from round to round.
+    const samples = await measureScenario(scenario, targets, round)
+    if (round >= WARM_ROUNDS) rounds.push(samples)
+  }
+  const ratioOf = (target: GuardTarget['name']): number[] => rounds.map((r) => r.get(target)!.nsPerRequest / r.get('fastify')!.nsPerRequest)
+  const ratio = median(ratioOf('service'))
+  const medianUs = (target: GuardTarget['name']): number => median(rounds.map((r) => r.get(target)!.nsPerRequest)) / 1000
+  const baseline =
+    BASELINE === undefined || !rounds[0]!.has('baseline')
+      ? ''
+      : `, baseline ${medianUs('baseline').toFixed(1)} µs (÷ Fastify ${median(ratioOf('baseline')).toFixed(2)})`
+  const line =
+    `${key}: service ${medianUs('service').toFixed(1)} µs/request, Fastify ${medianUs('fastify').toFixed(1)}, bare ${medianUs('bare').toFixed(1)}; ` +
+    `service ÷ Fastify ${ratio.toFixed(2)} (rounds ${ratioOf('service')
+      .map((r) => r.toFixed(2))
+      .join(' ')})${baseline}; budget ${budget === undefined ? 'none' : budget.toFixed(2)}`
+  log(line)
+  for (const name of rounds[0]!.keys()) {
+    const rps = median(rounds.map((r) => r.get(name)!.rps))
+    log(`  ${name}: ${rounds.map((r) => us(r.get(name)!)).join(' ')} µs; ${rps.toFixed(0)} requests/s (median)`)
+  }
+  return { ratio, serviceUs: medianUs('service'), line }
+}
+
 async function main(): Promise<number> {
   if (wrkVersion() === undefined) {
     console.error('bench:guard: wrk not found on PATH; install it first: apt-get install wrk')
@@ -62,40 +104,22 @@ async function main(): Promise<number> {
       const serviceUs = new Map<string, number>()
       try {
         for (const scenario of scenarios) {
-          const rounds: Array<Map<string, CpuSample>> = []
-          for (let round = 0; round < WARM_ROUNDS + ROUNDS; round++) {
-            // The first rounds warm every target (JIT, caches, the database's pages) and are not counted:
-            // measured, the figures of the first two still fall from round to round.
-            const samples = await measureScenario(scenario, targets, round)
-            if (round >= WARM_ROUNDS) rounds.push(samples)
-          }
           const key = `${backend.name}/${scenario.id}`
-          const ratioOf = (target: GuardTarget['name']): number[] =>
-            rounds.map((r) => r.get(target)!.nsPerRequest / r.get('fastify')!.nsPerRequest)
-          const ratio = median(ratioOf('service'))
-          const medianUs = (target: GuardTarget['name']): string =>
-            (median(rounds.map((r) => r.get(target)!.nsPerRequest)) / 1000).toFixed(1)
           const budget = budgets[key]
-          const baseline =
-            BASELINE === undefined || !rounds[0]!.has('baseline')
-              ? ''
-              : `, baseline ${medianUs('baseline')} µs (÷ Fastify ${median(ratioOf('baseline')).toFixed(2)})`
-          const line =
-            `${key}: service ${medianUs('service')} µs/request, Fastify ${medianUs('fastify')}, bare ${medianUs('bare')}; ` +
-            `service ÷ Fastify ${ratio.toFixed(2)} (rounds ${ratioOf('service')
-              .map((r) => r.toFixed(2))
-              .join(' ')})` +
-            `${baseline}; budget ${budget === undefined ? 'none' : budget.toFixed(2)}`
-          log(line)
-          serviceUs.set(scenario.id, median(rounds.map((r) => r.get('service')!.nsPerRequest)) / 1000)
-          for (const name of rounds[0]!.keys()) {
-            const rps = median(rounds.map((r) => r.get(name)!.rps))
-            log(`  ${name}: ${rounds.map((r) => us(r.get(name)!)).join(' ')} µs; ${rps.toFixed(0)} requests/s (median)`)
+          let judged = await judge(scenario, targets, key, budget)
+          // A scenario over its budget is measured once more, and judged on that: a burst of some other
+          // work on the machine can lift one measurement, a cost in the build lifts both.
+          if (budget !== undefined && judged.ratio > budget) {
+            log(`${key}: over its budget; measuring it once more`)
+            judged = await judge(scenario, targets, key, budget)
           }
-          lines.push(line)
+          lines.push(judged.line)
+          serviceUs.set(scenario.id, judged.serviceUs)
           if (budget === undefined) over.push(`${key}: no budget in bench/budgets.json`)
-          else if (ratio > budget)
-            over.push(`${key}: service ÷ Fastify CPU per request ${ratio.toFixed(2)} is over its budget ${budget.toFixed(2)}`)
+          else if (judged.ratio > budget)
+            over.push(
+              `${key}: service ÷ Fastify CPU per request ${judged.ratio.toFixed(2)} is over its budget ${budget.toFixed(2)} (twice)`,
+            )
         }
         // Shown, not judged: what 100 open streams add to a PATCH (issue 36 asks at most 1.25 ×).
         const [withStreams, without] = [serviceUs.get('patch-one-100-streams'), serviceUs.get('patch-one')]

@@ -254,14 +254,15 @@ for (const backend of BACKENDS) {
     test('When a subscription is deleted, then 204 and it is gone: GET, DELETE and enable answer 404', async () => {
       const created = await request('POST', '/v1/webhooks', { body: { url: `${PUBLIC}/gone` } })
       const { id } = created.body
-      const others = (await request('GET', '/v1/webhooks')).body.filter((w: { id: number }) => w.id !== id)
+      // The others as their admin made them (listText): their delivery state moves by itself meanwhile.
+      const others = JSON.stringify(JSON.parse(await listText()).filter(([other]: [number]) => other !== id))
       const deleted = await request('DELETE', `/v1/webhooks/${id}`)
       assert.equal(deleted.status, 204)
       assert.equal(deleted.text, '')
       assert.equal((await request('GET', `/v1/webhooks/${id}`)).status, 404)
       assert.equal((await request('DELETE', `/v1/webhooks/${id}`)).status, 404)
       assert.equal((await request('POST', `/v1/webhooks/${id}/enable`)).status, 404)
-      assert.deepEqual((await request('GET', '/v1/webhooks')).body, others)
+      assert.equal(await listText(), others)
     })
 
     test('When an active subscription is enabled, then 200 with its state, unchanged', async () => {

@@ -32,6 +32,8 @@ Commands:
   ledger export --before DATE FILE
                                the ledger's rows from before DATE (RFC 3339) as JSON lines into FILE (new), in seq
                                order: an archive of what LEDGER_RETENTION removes with that cutoff
+  ledger bump-seq N            make the next seq at least the last + N and expire cursors in between (after a
+                               point-in-time recovery; works beside running servers)
 
 Scopes: ${SCOPES.join(', ')}
 

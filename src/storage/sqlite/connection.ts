@@ -110,7 +110,6 @@ export class SqliteConnection {
     return this.retryBusy(() => this.transaction.immediate(body) as T, deadline)
   }
 
-
   /**
    * Runs a statement or transaction, retrying while another process holds a lock it needs (a writer's
    * lock for writes; for reads, a connection in exclusive locking mode or running WAL recovery), until

@@ -6,13 +6,13 @@
 import Database from 'better-sqlite3'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { describe, test } from 'node:test'
 import { createClient, type InventoryChange, PetstoreCursorExpiredError, PetstoreError } from 'petstore-client'
 import { loadMigrations } from '../../src/storage/migrations.js'
 import { migrateSqlite } from '../../src/storage/sqlite/migrate.js'
-import { BACKENDS, createKey, runCli, runCliInProcess, seed, useResources, within } from '../support/helpers.js'
+import { BACKENDS, CLI, createKey, runCli, runCliInProcess, runProcess, seed, useResources, within } from '../support/helpers.js'
 
 const sqlite = BACKENDS.find((b) => b.name === 'sqlite')!
 const pathOf = (url: string) => url.slice('sqlite:'.length)
@@ -289,6 +289,42 @@ describe('petstore backup and restore (SQLite, real processes)', () => {
     assert.equal(statSync(path).mode & 0o777, 0o600)
     const now = readDatabase(path)
     assert.deepEqual([...now.entries], [[5n, 50n]])
+  })
+
+  test('When the nightly backup script of docs/operations.md runs three times beside a serving server with KEEP=2, then the two newest backups stay, each whole and 0600', async () => {
+    const { token, server, database } = await world()
+    const docs = readFileSync(new URL('../../../docs/operations.md', import.meta.url), 'utf8')
+    const script = [...docs.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!).find((b) => b.includes('head -n "-$KEEP"'))
+    assert.ok(script, 'the nightly script in docs/operations.md')
+    const folder = dirname(pathOf(database.url))
+    const bin = join(folder, 'bin')
+    mkdirSync(bin)
+    writeFileSync(join(bin, 'petstore'), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`, { mode: 0o755 })
+    writeFileSync(join(folder, 'petstore-backup'), script)
+    const backups = join(folder, 'backups')
+    const made: string[] = []
+    for (let n = 0; n < 3; n++) {
+      assert.equal((await server.request('PATCH', '/v1/inventory/1', { token, body: { quantity: n } })).status, 200)
+      const run = await runProcess('sh', [join(folder, 'petstore-backup')], {
+        env: { PATH: `${bin}:${process.env.PATH}`, DATABASE_URL: database.url, PETSTORE_BACKUPS: backups, KEEP: '2', LOG_LEVEL: 'warn' },
+      })
+      assert.equal(run.code, 0, run.stderr)
+      made.push(/ to (\S+): /.exec(run.stderr)![1]!)
+      // Names are to the second.
+      await new Promise((resolve) => setTimeout(resolve, 1100))
+    }
+    const kept = readdirSync(backups).sort()
+    assert.deepEqual(
+      kept.map((f) => join(backups, f)),
+      made.slice(1),
+    )
+    for (const [n, file] of made.slice(1).entries()) {
+      assert.equal(statSync(file).mode & 0o777, 0o600)
+      const copy = readDatabase(file)
+      assert.equal(copy.integrity, 'ok')
+      assert.equal(copy.entries.get(1n), BigInt(n + 1))
+    }
+    await server.stop()
   })
 
   test('When DATABASE_URL names PostgreSQL, then backup and restore exit 2 naming what to use there', async () => {

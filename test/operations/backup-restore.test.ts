@@ -12,6 +12,7 @@ import { describe, test } from 'node:test'
 import { createClient, type InventoryChange, PetstoreCursorExpiredError, PetstoreError } from 'petstore-client'
 import { loadMigrations } from '../../src/storage/migrations.js'
 import { migrateSqlite } from '../../src/storage/sqlite/migrate.js'
+import { Receiver, waitFor } from '../webhooks/receiver.js'
 import { BACKENDS, CLI, createKey, runCli, runCliInProcess, runProcess, seed, useResources, within } from '../support/helpers.js'
 
 const sqlite = BACKENDS.find((b) => b.name === 'sqlite')!
@@ -289,6 +290,60 @@ describe('petstore backup and restore (SQLite, real processes)', () => {
     assert.equal(statSync(path).mode & 0o777, 0o600)
     const now = readDatabase(path)
     assert.deepEqual([...now.entries], [[5n, 50n]])
+  })
+
+  test('When a backup is restored under a webhook subscription, then it restarts from its cursor in the backup: rows redelivered keep their webhook-id and body, new rows come after the jump, no webhook-id names two rows', async () => {
+    const database = await resources.database(sqlite)
+    const token = await createKey(database.url, 'hooks')
+    await seed(database.url, [{ petId: 1, quantity: 100, status: 'available' }])
+    const receiver = await Receiver.start()
+    try {
+      const env = { ...HEARTBEAT, WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_LEASE_MS: '1000' }
+      const first = await resources.server(database.url, env)
+      const made = await first.request('POST', '/v1/webhooks', { token, body: { url: receiver.url } })
+      assert.equal(made.status, 201, made.text)
+      const patch = (s: typeof first, quantity: number) =>
+        s.request('PATCH', '/v1/inventory/1', { token, body: { quantity } }).then((r) => assert.equal(r.status, 200, r.text))
+      for (const q of [1, 2]) await patch(first, q)
+      await waitFor(() => receiver.requests.length >= 2, 10_000, 'the first two messages')
+      const file = join(dirname(pathOf(database.url)), 'backup.db')
+      assert.equal((await runCliInProcess(['backup', file], { DATABASE_URL: database.url })).code, 0)
+      for (const q of [3, 4]) await patch(first, q)
+      await waitFor(() => receiver.requests.length >= 4, 10_000, 'the messages after the backup')
+      await first.stop()
+      const restored = await runCli(['restore', file, '--bump-seq', '1000'], { DATABASE_URL: database.url })
+      assert.equal(restored.code, 0, restored.stderr)
+      const second = await resources.server(database.url, env)
+      await patch(second, 5)
+      await waitFor(() => receiver.messages().some((m) => m.body.includes('"quantity":5')), 10_000, 'the message after the restore')
+      const messages = receiver.messages()
+      // Every webhook-id always names the same body: a seq is never given to another row.
+      const byId = new Map<string, string>()
+      for (const m of messages) {
+        const seen = byId.get(m.id)
+        if (seen === undefined) byId.set(m.id, m.body.replace(/"timestamp":"[^"]*",?/, ''))
+        else assert.equal(m.body.replace(/"timestamp":"[^"]*",?/, ''), seen, `${m.id} names one row`)
+      }
+      // The rows of the lost history (3 and 4) were delivered; their seqs are in the jump and never come
+      // again. The new row comes after it. Rows the backup's cursor had not passed would come again, the same.
+      const backupLast = Number(readDatabase(file).ledger.at(-1)!.seq)
+      const firsts = messages.filter((m, n) => messages.findIndex((o) => o.id === m.id) === n)
+      assert.deepEqual(
+        firsts.map((m) => [m.seq, JSON.parse(m.body).data.quantity]),
+        [
+          [backupLast - 1, 1],
+          [backupLast, 2],
+          [backupLast + 1, 3],
+          [backupLast + 2, 4],
+          [backupLast + 1001, 5],
+        ],
+      )
+      // A message sent again (at least once) is of the backup's own history, whose cursor it restarts from.
+      for (const again of messages.filter((m) => !firsts.includes(m))) assert.ok(again.seq <= backupLast, `again: ${again.seq}`)
+      await second.stop()
+    } finally {
+      await receiver.close()
+    }
   })
 
   test('When the nightly backup script of docs/operations.md runs three times beside a serving server with KEEP=2, then the two newest backups stay, each whole and 0600', async () => {

@@ -60,6 +60,18 @@ export interface InventoryChange {
   at: string
 }
 
+/**
+ * A jump of the ledger's seqs (`petstore restore --bump-seq`, `petstore ledger bump-seq`): no row
+ * has a seq in (after, through], and none ever will; a cursor there is from a history the database
+ * no longer holds (the one before a restore or a point-in-time recovery).
+ */
+export interface LedgerJump {
+  after: bigint
+  through: bigint
+  /** RFC 3339, UTC: when the jump was made. */
+  at: string
+}
+
 /** The order statuses, and the transitions between them: anything else is refused. */
 export const ORDER_STATUSES = ['placed', 'approved', 'delivered', 'cancelled'] as const
 export type OrderStatus = (typeof ORDER_STATUSES)[number]

@@ -1,3 +1,5 @@
+import type { LedgerJump } from './domain.js'
+
 /**
  * The stable set of Error `code` values the API returns, each with the one HTTP status it is sent
  * with. Clients may branch on these; a new code is an API change. Every status the service sends has
@@ -149,18 +151,25 @@ export class TooManyStreamsError extends DomainError {
 }
 
 /**
- * A cursor (`after`, `Last-Event-ID`) before rows that retention removed (LEDGER_RETENTION): reading
- * on from it would skip them silently, so the reader is told to start again from the current state.
+ * A cursor (`after`, `Last-Event-ID`) before rows that retention removed (LEDGER_RETENTION), or in
+ * the seqs a restore or a bump skipped (a history the database no longer holds): reading on from it
+ * would skip rows silently, so the reader is told to start again from the current state. `why` says
+ * which, as the end of a sentence.
  */
 export class CursorExpiredError extends DomainError {
-  constructor(after: bigint, prunedThrough: bigint, last: bigint) {
+  constructor(after: bigint, why: string, last: bigint) {
     super(
       'cursor_expired',
-      `The ledger no longer holds the changes after ${after}: retention removed every change up to ${prunedThrough}. ` +
+      `The ledger no longer holds the changes after ${after}: ${why}. ` +
         `Read the current state again (GET /v1/inventory), then continue after the current seq, ${last}`,
     )
   }
 }
+
+/** Why a cursor in a jump's seqs is expired, for its error and a webhook subscription's. */
+export const jumpedOver = (jump: LedgerJump) =>
+  `the database was restored from a backup (or its seqs bumped) at ${jump.at}, and seqs ${jump.after + 1n} to ${jump.through} ` +
+  `are of the history before that, which it no longer holds`
 
 /** A webhook URL the service will not deliver to (a private address, a scheme it does not speak). */
 export class DestinationRefusedError extends DomainError {

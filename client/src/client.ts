@@ -150,7 +150,9 @@ export function createClient(options: ClientOptions) {
     changes: {
       /**
        * The ledger a page at a time: after `after` in seq order (default: from the start), or with
-       * `before`, below it newest first (INT64_MAX: from the newest row).
+       * `before`, below it newest first (INT64_MAX: from the newest row). Throws
+       * PetstoreCursorExpiredError (410) when `after` is before rows retention removed or from the
+       * history before a restore: read `inventory.list` again, then continue after its `currentSeq`.
        */
       list: (query: ChangesQuery & PageOptions = {}) =>
         walk<InventoryChange>(http, {
@@ -160,7 +162,7 @@ export function createClient(options: ClientOptions) {
           repeat: 'safe',
           options: query,
         }),
-      /** One page; its `next` is the `after`, or with `before` the `before`, of the page that follows. */
+      /** One page; its `next` is the `after`, or with `before` the `before`, of the page that follows. Throws as `list`. */
       page: (query: ChangesQuery & PageOptions = {}) =>
         page<InventoryChange>(http, {
           method: 'GET',
@@ -172,6 +174,10 @@ export function createClient(options: ClientOptions) {
       /**
        * Every row committed after `after` (default: from now on), live, for as long as it is iterated or
        * until `signal` aborts. Reconnects after a drop from the last seq it yielded: none missed, none twice.
+       * Throws PetstoreCursorExpiredError (410), from the first connection or a reconnection, when that
+       * seq is no longer in the ledger's history (retention removed what follows it, or the service's
+       * database was restored from a backup taken before it): read `inventory.list` again, then stream
+       * again with `after: error.currentSeq`.
        */
       stream: (query: StreamOptions = {}) => streamChanges(http, query),
     },

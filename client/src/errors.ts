@@ -9,7 +9,7 @@ export type ErrorCode = components['schemas']['Error']['code']
  * when the answer was not an Error object (a proxy's page, say).
  */
 export class PetstoreError extends Error {
-  override readonly name = 'PetstoreError'
+  override readonly name: string = 'PetstoreError'
   constructor(
     readonly status: number,
     readonly code: ErrorCode | 'invalid_response',
@@ -19,6 +19,24 @@ export class PetstoreError extends Error {
     readonly retryAfter?: number,
   ) {
     super(message)
+  }
+}
+
+/**
+ * 410 `cursor_expired` from the changes feed or the change stream: the cursor (`after`, the stream's
+ * last seq) is before rows retention removed, or a seq of the history before the service's database
+ * was restored from a backup. Reading on from it would skip changes, so nothing is read: read the
+ * current state again (`inventory.list`), then continue after `currentSeq` (from the service's
+ * message; undefined if it did not say). A PetstoreError too, with `status` 410 and that `code`.
+ */
+export class PetstoreCursorExpiredError extends PetstoreError {
+  override readonly name = 'PetstoreCursorExpiredError'
+  /** Where the ledger ends now: continue after it once the state is read again. */
+  readonly currentSeq: bigint | undefined
+  constructor(message: string, requestId: string | undefined) {
+    super(410, 'cursor_expired', message, requestId)
+    const current = /current seq, (\d+)\s*$/.exec(message)
+    this.currentSeq = current ? BigInt(current[1]!) : undefined
   }
 }
 

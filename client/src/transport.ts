@@ -1,6 +1,12 @@
 // One call to the API: the URL, the key, a timeout per attempt, retries where they are safe, and
 // every failure turned into one of the client's errors.
-import { type ErrorCode, PetstoreConnectionError, PetstoreError, PetstoreUnknownOutcomeError } from './errors.js'
+import {
+  type ErrorCode,
+  PetstoreConnectionError,
+  PetstoreCursorExpiredError,
+  PetstoreError,
+  PetstoreUnknownOutcomeError,
+} from './errors.js'
 import { parseExact, stringifyExact } from './json.js'
 
 export interface ClientOptions {
@@ -191,6 +197,7 @@ async function errorOf(response: Response): Promise<PetstoreError> {
     text = await response.text()
     const body = parseExact<{ code?: unknown; message?: unknown; status?: unknown }>(text)
     if (typeof body?.code === 'string' && typeof body.message === 'string') {
+      if (body.code === 'cursor_expired' && response.status === 410) return new PetstoreCursorExpiredError(body.message, requestId)
       return new PetstoreError(response.status, body.code as ErrorCode, body.message, requestId, seconds)
     }
   } catch {

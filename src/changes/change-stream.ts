@@ -1,6 +1,5 @@
 import { Readable } from 'node:stream'
-import { assertCursorKept } from '../inventory/inventory.service.js'
-import type { LedgerReads, LedgerRetention } from '../storage/ports.js'
+import { assertCursorKept, type CursorChecks } from '../inventory/inventory.service.js'
 import { changeEvent, type LedgerTail, type TailBatch, type TailFollower, TAIL_READ_ROWS } from './ledger-tail.js'
 
 /** Bytes a stream buffers before it stops taking live rows and reads at its client's pace instead. */
@@ -41,7 +40,7 @@ export class ChangeStream extends Readable implements TailFollower {
 
   constructor(
     private readonly tail: LedgerTail,
-    private readonly ledger: LedgerReads & LedgerRetention,
+    private readonly ledger: CursorChecks,
     after: bigint,
     private readonly petId: bigint | undefined,
   ) {

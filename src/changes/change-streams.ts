@@ -1,5 +1,5 @@
 import { TooManyStreamsError } from '../errors.js'
-import type { LedgerReads, LedgerRetention } from '../storage/ports.js'
+import type { CursorChecks } from '../inventory/inventory.service.js'
 import { ChangeStream } from './change-stream.js'
 import type { LedgerTail } from './ledger-tail.js'
 
@@ -20,7 +20,7 @@ export class ChangeStreams {
 
   constructor(
     private readonly tail: LedgerTail,
-    private readonly ledger: LedgerReads & LedgerRetention,
+    private readonly ledger: CursorChecks,
     private readonly settings: ChangeStreamsSettings,
   ) {}
 

@@ -13,7 +13,7 @@ import { requires } from '../http/scopes.js'
 import { BIG_PET_ID, Int64Schema } from '../http/int64.schema.js'
 import { parseInt64 } from '../int64.js'
 import { CHANGE_EXAMPLES } from '../inventory/inventory.schema.js'
-import type { LedgerReads } from '../storage/ports.js'
+import { assertCursorKept, type CursorChecks } from '../inventory/inventory.service.js'
 import { type ChangeStream, HEARTBEAT, STREAM_BUFFER_BYTES } from './change-stream.js'
 import type { ChangeStreams } from './change-streams.js'
 import { changeEvent, type LedgerTail } from './ledger-tail.js'
@@ -56,7 +56,7 @@ const StreamQuerySchema = Type.Object(
 export interface StreamRoutesOptions {
   streams: ChangeStreams
   tail: LedgerTail
-  ledger: LedgerReads
+  ledger: CursorChecks
   lifecycle: Lifecycle
 }
 
@@ -168,6 +168,8 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
         await tail.start()
         const end = await ledger.lastChangeSeq()
         if (start !== undefined && start > end) {
+          // Past the end but in a jump's seqs: a cursor from the history before a restore (410), not a typo (400).
+          await assertCursorKept(ledger, start)
           throw new InvalidInputError(
             `There is no change ${start} yet: the ledger ends at ${end}. Reconnect without an id to start at the end`,
           )

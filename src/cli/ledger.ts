@@ -5,10 +5,14 @@ import { finished } from 'node:stream/promises'
 import { parseArgs } from 'node:util'
 import { parseRfc3339 } from '../config.js'
 import { InvalidInputError } from '../errors.js'
+import type { LedgerJump } from '../domain.js'
 import { changeJson } from '../inventory/inventory.json.js'
+import { parseInt64 } from '../int64.js'
 import { type CliIo, say, UsageError, withStorage } from './io.js'
 
-const USAGE = 'ledger: use ledger export --before DATE FILE, DATE an RFC 3339 date-time, FILE a file that does not exist yet'
+const USAGE =
+  'ledger: use ledger export --before DATE FILE, DATE an RFC 3339 date-time, FILE a file that does not exist yet; ' +
+  'or ledger bump-seq N, N a whole number from 1'
 /** Rows read per step: bounded memory whatever the ledger's size. */
 const PAGE_ROWS = 1000
 
@@ -20,6 +24,13 @@ const PAGE_ROWS = 1000
 export async function ledgerCommand(args: string[], io: CliIo): Promise<void> {
   const { values, positionals } = parseArgs({ args, options: { before: { type: 'string' } }, allowPositionals: true })
   const [sub, file, extra] = positionals
+  if (sub === 'bump-seq') {
+    const by = file === undefined ? undefined : parseInt64(file)
+    if (by === undefined || by < 1n || extra !== undefined || values.before !== undefined) throw new UsageError(USAGE)
+    const jump = await withStorage(io, (storage) => storage.bumpSeq(by))
+    say(io, bumpedLine(jump))
+    return
+  }
   const before = values.before === undefined ? undefined : parseRfc3339(values.before)
   if (sub !== 'export' || file === undefined || extra !== undefined || before === undefined) throw new UsageError(USAGE)
   const cutoff = before.toISOString()
@@ -63,3 +74,8 @@ export async function ledgerCommand(args: string[], io: CliIo): Promise<void> {
   })
   say(io, `Exported ${rows} ledger rows from before ${cutoff} to ${file}${first === undefined ? '' : ` (seqs ${first} to ${last})`}.`)
 }
+
+/** What a bump (or a restore's) did, for people: where the seqs jump, and which cursors now get 410. */
+export const bumpedLine = (jump: LedgerJump) =>
+  `The ledger's next seq is ${jump.through + 1n} or later (its last row is ${jump.after}); ` +
+  `a cursor from ${jump.after + 1n} to ${jump.through} now gets 410 cursor_expired.`

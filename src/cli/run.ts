@@ -3,6 +3,7 @@ import { ConfigError, describeVariables, loadConfig, maskUrl } from '../config.j
 import { SCOPES } from '../domain.js'
 import { DomainError } from '../errors.js'
 import { StorageOpenError } from '../storage/open-storage.js'
+import { backupCommand, restoreCommand } from './backup.js'
 import { importCommand } from './import.js'
 import { type CliIo, say, UsageError, withStorage } from './io.js'
 import { keysCommand } from './keys.js'
@@ -32,6 +33,12 @@ Commands:
   ledger export --before DATE FILE
                                the ledger's rows from before DATE (RFC 3339) as JSON lines into FILE (new), in seq
                                order: an archive of what LEDGER_RETENTION removes with that cutoff
+  ledger bump-seq N            make the next seq at least the last + N and expire cursors in between (after a
+                               point-in-time recovery; works beside running servers)
+  backup FILE [--force]        a consistent copy of the SQLite database while it serves (FILE 0600; exit 0 once
+                               it passed PRAGMA integrity_check)
+  restore FILE [--bump-seq N]  put a backup in place at DATABASE_URL's path (refused while a process has it open);
+                               the next seq jumps N (default 1000000000) past the backup's last, cursors between get 410
 
 Scopes: ${SCOPES.join(', ')}
 
@@ -68,6 +75,10 @@ async function command(argv: string[], io: CliIo): Promise<void> {
       return ledgerCommand(args, io)
     case 'deprecations':
       return deprecationsCommand(args, io)
+    case 'backup':
+      return backupCommand(args, io)
+    case 'restore':
+      return restoreCommand(args, io)
     case undefined:
     case 'help':
     case '--help':

@@ -59,8 +59,9 @@ export const ErrorSchema = Type.Object(
 export const CURSOR_EXPIRED_RESPONSE = {
   410: Type.Ref('Error', {
     description:
-      'Code `cursor_expired`: retention (LEDGER_RETENTION) removed changes after the given cursor, so reading on from it ' +
-      'would skip them. Read the current state again (listInventory), then continue after the current seq, which the message gives.',
+      'Code `cursor_expired`: retention (LEDGER_RETENTION) removed changes after the given cursor, or the cursor is a seq of ' +
+      'the history before a restore from a backup (seqs the restore skipped), so reading on from it would skip changes. ' +
+      'Read the current state again (listInventory), then continue after the current seq, which the message gives.',
   }),
 }
 

@@ -1,23 +1,38 @@
-import { CursorExpiredError, NotFoundError, PreconditionFailedError } from '../errors.js'
+import { CursorExpiredError, jumpedOver, NotFoundError, PreconditionFailedError } from '../errors.js'
 import type { Actor, ImportRecord, InventoryChange, InventoryItem, PetStatus, SetReason } from '../domain.js'
 import { refusingDuplicates, type ImportSource } from '../import/import-source.js'
-import type { ChangeQuery, Imports, InventoryQuery, InventoryReads, LedgerReads, LedgerRetention, StockWrites } from '../storage/ports.js'
+import type {
+  ChangeQuery,
+  Imports,
+  InventoryQuery,
+  InventoryReads,
+  LedgerJumps,
+  LedgerReads,
+  LedgerRetention,
+  StockWrites,
+} from '../storage/ports.js'
 import type { Precondition } from '../stock/writes.js'
 
+/** What tells whether a cursor is still in the ledger's history. */
+export type CursorChecks = LedgerReads & LedgerRetention & Pick<LedgerJumps, 'jumpOver'>
+
 /**
- * Throws CursorExpiredError when retention removed rows after `after`. Called after the rows were
- * read: prunedThrough only grows, so a value at or below `after` now was so when they were read.
+ * Throws CursorExpiredError when retention removed rows after `after`, or when `after` is in the
+ * seqs a restore or a bump skipped (a seq of the history before it). Called after the rows were
+ * read: prunedThrough only grows, so a value at or below `after` now was so when they were read; a
+ * jump is made above every row there is, so none of the rows read can be past one `after` is in.
  */
-export async function assertCursorKept(ledger: LedgerReads & LedgerRetention, after: bigint): Promise<void> {
-  const pruned = await ledger.prunedThrough()
-  if (after < pruned) throw new CursorExpiredError(after, pruned, await ledger.lastChangeSeq())
+export async function assertCursorKept(ledger: CursorChecks, after: bigint): Promise<void> {
+  const [pruned, jump] = await Promise.all([ledger.prunedThrough(), ledger.jumpOver(after)])
+  if (after < pruned) throw new CursorExpiredError(after, `retention removed every change up to ${pruned}`, await ledger.lastChangeSeq())
+  if (jump) throw new CursorExpiredError(after, jumpedOver(jump), await ledger.lastChangeSeq())
 }
 
 /** Which rows of the ledger a page holds: one pet's, one reason's, or both. */
 export type ChangeFilter = Pick<ChangeQuery, 'petId' | 'reason'>
 
 export class InventoryService {
-  constructor(private readonly storage: InventoryReads & StockWrites & LedgerReads & LedgerRetention & Pick<Imports, 'importInventory'>) {}
+  constructor(private readonly storage: InventoryReads & StockWrites & CursorChecks & Pick<Imports, 'importInventory'>) {}
 
   /** Every entry (or those of one status) as the list's JSON, in pieces from one snapshot (see Storage.forEachInventoryJson). */
   forEachJsonPiece(onPiece: (json: Buffer, entries: number) => Promise<void>, status?: PetStatus): Promise<void> {
@@ -58,7 +73,7 @@ export class InventoryService {
    * A page of the ledger in seq order after `after` (of one pet or one reason, when given: read by
    * the ledger's index by pet or by reason), and the seq the next page continues after when more rows remain: a page is full
    * unless it is the last, and a next page never comes back empty. A cursor before rows that
-   * retention removed is refused (CursorExpiredError) rather than answered with a gap.
+   * retention removed, or in a jump's seqs, is refused (CursorExpiredError) rather than answered with a gap.
    */
   async changesPage(after: bigint, limit: number, filter: ChangeFilter = {}): Promise<{ rows: InventoryChange[]; nextAfter?: bigint }> {
     const rows = await this.storage.listChanges({ after, limit: limit + 1, ...filter })

@@ -4,6 +4,7 @@ import type {
   ImportRecord,
   InventoryChange,
   InventoryItem,
+  LedgerJump,
   Order,
   OrderStatus,
   Pet,
@@ -150,6 +151,21 @@ export interface LedgerRetention {
   pruneLedger(before: string, maxRows: number): Promise<number>
 }
 
+/**
+ * Jumps of the ledger's seqs (domain.ts LedgerJump): after a restore or a point-in-time recovery, the
+ * next seq is made to pass every seq a consumer may have seen, and the seqs skipped stay expired.
+ */
+export interface LedgerJumps {
+  /** The jump whose skipped seqs hold `cursor` (after < cursor <= through), if any: such a cursor is expired. */
+  jumpOver(cursor: bigint): Promise<LedgerJump | undefined>
+  /**
+   * Makes the next seq given out at least the last row's seq + `by` + 1, and at least the next one
+   * as it was, in one transaction with the writers (a running service's next write takes its seq
+   * after the jump). Resolves with the jump: after = the last row's seq.
+   */
+  bumpSeq(by: bigint): Promise<LedgerJump>
+}
+
 /** Wake-ups when the ledger may have grown, whoever committed: this process, another, the CLI. */
 export interface LedgerSignals {
   /**
@@ -279,6 +295,7 @@ export interface Storage
     StockWrites,
     LedgerReads,
     LedgerRetention,
+    LedgerJumps,
     LedgerSignals,
     WebhookStore,
     OrderReads,

@@ -1,8 +1,9 @@
 import { type KeyObject, randomUUID } from 'node:crypto'
 import type { Config } from '../config.js'
 import type { InventoryChange, WebhookTarget } from '../domain.js'
+import { jumpedOver } from '../errors.js'
 import type { LedgerTail } from '../changes/ledger-tail.js'
-import type { LedgerReads, LedgerRetention, WebhookStore } from '../storage/ports.js'
+import type { LedgerJumps, LedgerReads, LedgerRetention, WebhookStore } from '../storage/ports.js'
 import { webhookMessage } from './message.js'
 import { WebhookSender } from './send.js'
 import { sign, signingKey } from './signature.js'
@@ -66,7 +67,7 @@ export class WebhookDelivery {
 
   constructor(
     private readonly store: WebhookStore,
-    private readonly ledger: LedgerReads & LedgerRetention,
+    private readonly ledger: LedgerReads & LedgerRetention & Pick<LedgerJumps, 'jumpOver'>,
     private readonly tail: LedgerTail,
     private readonly settings: DeliverySettings,
     private readonly log: DeliveryLog,
@@ -172,7 +173,7 @@ class SubscriptionLoop {
     private readonly state: WebhookTarget,
     private readonly owner: string,
     private readonly store: WebhookStore,
-    private readonly ledger: LedgerReads & LedgerRetention,
+    private readonly ledger: LedgerReads & LedgerRetention & Pick<LedgerJumps, 'jumpOver'>,
     private readonly tail: LedgerTail,
     private readonly settings: DeliverySettings,
     private readonly log: DeliveryLog,
@@ -237,7 +238,14 @@ class SubscriptionLoop {
         // Rows after the cursor removed by retention: sending on would skip them silently.
         const pruned = await this.ledger.prunedThrough()
         if (this.state.deliveredThrough < pruned) {
-          await this.expire(pruned)
+          await this.expire(`retention removed every change up to ${pruned}`, 'its cursor is before rows retention removed')
+          continue
+        }
+        // A cursor in a jump's seqs (set by hand, or a store restored without its subscriptions' rows):
+        // the rows after the jump are of another history than the one the receiver has seen.
+        const jump = await this.ledger.jumpOver(this.state.deliveredThrough)
+        if (jump) {
+          await this.expire(jumpedOver(jump), 'its cursor is in the seqs a restore or a bump skipped')
           continue
         }
         // None past the cursor though the tail is beyond it: rows removed from the ledger. Wait for new ones.
@@ -320,19 +328,19 @@ class SubscriptionLoop {
   }
 
   /**
-   * The cursor is before rows retention removed: the subscription is disabled, saying so (enabling
-   * it resumes from the ledger's end then), and this loop ends.
+   * The cursor is before rows retention removed, or in a jump's seqs: the subscription is disabled,
+   * saying so (enabling it resumes from the ledger's end then), and this loop ends.
    */
-  private async expire(pruned: bigint): Promise<void> {
+  private async expire(why: string, logged: string): Promise<void> {
     const error =
-      `cursor_expired: the ledger no longer holds the changes after ${this.state.deliveredThrough} (retention removed ` +
-      `every change up to ${pruned}); enabling the subscription resumes from the ledger's end`
+      `cursor_expired: the ledger no longer holds the changes after ${this.state.deliveredThrough} (${why}); ` +
+      `enabling the subscription resumes from the ledger's end`
     const failure = { at: new Date().toISOString(), error, failedAttempts: this.state.failedAttempts + 1, nextAttemptAt: undefined }
     if (!(await this.store.recordFailure(this.state.id, this.owner, failure))) {
       this.lost()
       return
     }
-    this.log.error({ webhook: this.state.id, error }, 'webhook disabled: its cursor is before rows retention removed')
+    this.log.error({ webhook: this.state.id, error }, `webhook disabled: ${logged}`)
     this.abort.abort()
   }
 

@@ -1,6 +1,6 @@
 import { WEBHOOK_LIMITS, type Webhook } from '../domain.js'
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors.js'
-import type { LedgerReads, LedgerRetention, WebhookStore } from '../storage/ports.js'
+import type { LedgerJumps, LedgerReads, LedgerRetention, WebhookStore } from '../storage/ports.js'
 import { checkDestination } from './destination.js'
 import { newMessageTag, newSecret } from './signature.js'
 
@@ -20,7 +20,7 @@ export const MAX_WEBHOOK_ID = 2 ** 31 - 1
  */
 export class WebhooksService {
   constructor(
-    private readonly store: WebhookStore & Pick<LedgerReads, 'lastChangeSeq'> & LedgerRetention,
+    private readonly store: WebhookStore & Pick<LedgerReads, 'lastChangeSeq'> & LedgerRetention & Pick<LedgerJumps, 'jumpOver'>,
     private readonly settings: WebhooksSettings,
     private readonly onChange: () => void = () => {},
   ) {}
@@ -65,12 +65,16 @@ export class WebhooksService {
 
   /**
    * Resumes a subscription from its cursor: disabled or failing, it is tried again now. A cursor
-   * before rows retention removed (disabled as cursor_expired) resumes from the ledger's end instead.
+   * before rows retention removed, or in a jump's seqs (disabled as cursor_expired), resumes from the
+   * ledger's end instead.
    */
   async enable(id: bigint | number): Promise<Webhook> {
     if (!inRange(id)) throw notFound(id)
-    const pruned = await this.store.prunedThrough()
-    const webhook = await this.store.enableWebhook(Number(id), pruned, await this.store.lastChangeSeq())
+    let expiredBefore = await this.store.prunedThrough()
+    const current = await this.store.getWebhook(Number(id))
+    if (current && (await this.store.jumpOver(current.deliveredThrough)) && current.deliveredThrough >= expiredBefore)
+      expiredBefore = current.deliveredThrough + 1n
+    const webhook = await this.store.enableWebhook(Number(id), expiredBefore, await this.store.lastChangeSeq())
     if (!webhook) throw notFound(id)
     this.onChange()
     return webhook

@@ -7,7 +7,7 @@ import { test } from 'node:test'
 import { ChangeStream } from '../../src/changes/change-stream.js'
 import type { LedgerTail } from '../../src/changes/ledger-tail.js'
 import type { InventoryChange } from '../../src/domain.js'
-import type { LedgerReads, LedgerRetention } from '../../src/storage/ports.js'
+import type { LedgerJumps, LedgerReads, LedgerRetention } from '../../src/storage/ports.js'
 
 function row(seq: number): InventoryChange {
   return {
@@ -26,8 +26,12 @@ function row(seq: number): InventoryChange {
 
 function standIns(position: bigint, listChanges: () => Promise<InventoryChange[]>) {
   const tail = { position, follow() {}, unfollow() {}, fallBehind() {}, recentAfter: () => undefined } as unknown as LedgerTail
-  const ledger = { listChanges, lastChangeSeq: async () => position, prunedThrough: async () => 0n } as unknown as LedgerReads &
-    LedgerRetention
+  const ledger = {
+    listChanges,
+    lastChangeSeq: async () => position,
+    prunedThrough: async () => 0n,
+    jumpOver: async () => undefined,
+  } as unknown as LedgerReads & LedgerRetention & Pick<LedgerJumps, 'jumpOver'>
   return { tail, ledger }
 }
 

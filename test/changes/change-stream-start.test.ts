@@ -9,7 +9,7 @@ import { test } from 'node:test'
 import { ChangeStream } from '../../src/changes/change-stream.js'
 import { LedgerTail } from '../../src/changes/ledger-tail.js'
 import type { InventoryChange } from '../../src/domain.js'
-import type { ChangeQuery, LedgerReads, LedgerRetention, LedgerSignals } from '../../src/storage/ports.js'
+import type { ChangeQuery, LedgerJumps, LedgerReads, LedgerRetention, LedgerSignals } from '../../src/storage/ports.js'
 
 const row = (seq: bigint, petId: bigint): InventoryChange => ({
   seq,
@@ -28,8 +28,9 @@ test("When a petId stream's first read finds none of its pet's rows, then it fol
   const rows = Array.from({ length: 50 }, (_, i) => row(BigInt(i + 1), 1n))
   const later = () => new Promise((resolve) => setTimeout(resolve, 5))
   let wake = () => {}
-  const ledger: LedgerReads & LedgerSignals & LedgerRetention = {
+  const ledger: LedgerReads & LedgerSignals & LedgerRetention & Pick<LedgerJumps, 'jumpOver'> = {
     prunedThrough: async () => 0n,
+    jumpOver: async () => undefined,
     pruneLedger: async () => 0,
     async listChanges({ after, through, limit, petId }: ChangeQuery) {
       await later()

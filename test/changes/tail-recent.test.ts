@@ -8,7 +8,7 @@ import { test } from 'node:test'
 import { ChangeStream } from '../../src/changes/change-stream.js'
 import { LedgerTail, TAIL_READ_ROWS, TAIL_RECENT_BYTES, TailBatch, changeEvent } from '../../src/changes/ledger-tail.js'
 import type { InventoryChange } from '../../src/domain.js'
-import type { ChangeQuery, LedgerReads, LedgerRetention, LedgerSignals } from '../../src/storage/ports.js'
+import type { ChangeQuery, LedgerJumps, LedgerReads, LedgerRetention, LedgerSignals } from '../../src/storage/ports.js'
 
 const row = (seq: bigint, petId: bigint, note: string | null = null): InventoryChange => ({
   seq,
@@ -29,8 +29,9 @@ function memoryLedger() {
   const rows: InventoryChange[] = []
   let wake = () => {}
   const reads = { tail: 0, tailRows: 0, streams: 0 }
-  const ledger: LedgerReads & LedgerSignals & LedgerRetention = {
+  const ledger: LedgerReads & LedgerSignals & LedgerRetention & Pick<LedgerJumps, 'jumpOver'> = {
     prunedThrough: async () => 0n,
+    jumpOver: async () => undefined,
     pruneLedger: async () => 0,
     async listChanges({ after, through, limit, petId }: ChangeQuery) {
       await pause(1)

@@ -942,7 +942,7 @@ export interface operations {
             };
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
-            /** @description Code `cursor_expired`: retention (LEDGER_RETENTION) removed changes after the given cursor, so reading on from it would skip them. Read the current state again (listInventory), then continue after the current seq, which the message gives. */
+            /** @description Code `cursor_expired`: retention (LEDGER_RETENTION) removed changes after the given cursor, or the cursor is a seq of the history before a restore from a backup (seqs the restore skipped), so reading on from it would skip changes. Read the current state again (listInventory), then continue after the current seq, which the message gives. */
             410: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -1091,7 +1091,7 @@ export interface operations {
             };
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
-            /** @description Code `cursor_expired`: retention (LEDGER_RETENTION) removed changes after the given cursor, so reading on from it would skip them. Read the current state again (listInventory), then continue after the current seq, which the message gives. */
+            /** @description Code `cursor_expired`: retention (LEDGER_RETENTION) removed changes after the given cursor, or the cursor is a seq of the history before a restore from a backup (seqs the restore skipped), so reading on from it would skip changes. Read the current state again (listInventory), then continue after the current seq, which the message gives. */
             410: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];

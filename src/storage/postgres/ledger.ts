@@ -29,8 +29,10 @@ export function postgresLedger(db: PostgresConnection): LedgerReads {
       return rows.map(toChange)
     },
 
+    // The last row's, not the counter's (inventory_version.last_change): after a jump (jumps.ts) the
+    // counter is inside it, and a reader starting there would be refused as from a lost history.
     async lastChangeSeq(): Promise<bigint> {
-      const [row] = await db.query<{ last: string }>('SELECT last_change::text AS last FROM inventory_version')
+      const [row] = await db.query<{ last: string }>('SELECT coalesce(max(seq), 0)::text AS last FROM inventory_changes')
       return BigInt(row!.last)
     },
   }

@@ -3,6 +3,7 @@ import { PostgresConnection, type PostgresOptions } from './connection.js'
 import { postgresDeprecatedCalls } from './deprecated-calls.js'
 import { postgresImports } from './imports.js'
 import { postgresInventory } from './inventory.js'
+import { postgresJumps } from './jumps.js'
 import { postgresKeys } from './keys.js'
 import { postgresLedger } from './ledger.js'
 import { postgresOrders } from './orders.js'
@@ -33,6 +34,7 @@ export const PostgresStorage = {
       ...stock,
       ...postgresLedger(db),
       ...postgresRetention(db),
+      ...postgresJumps(db),
       ...signals,
       ...postgresWebhooks(db),
       ...postgresOrders(db),

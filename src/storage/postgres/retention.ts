@@ -24,7 +24,7 @@ export function postgresRetention(db: PostgresConnection): LedgerRetention {
         const [row] = await run<{ removed: string }>(
           `WITH head AS (SELECT seq, at FROM inventory_changes ORDER BY seq LIMIT $1),
              bound AS (SELECT least(coalesce((SELECT min(seq) FROM head WHERE at >= $2) - 1, (SELECT max(seq) FROM head)),
-               (SELECT last_change FROM inventory_version) - 1) AS through),
+               (SELECT max(seq) FROM inventory_changes) - 1) AS through),
              gone AS (DELETE FROM inventory_changes WHERE seq <= (SELECT through FROM bound) RETURNING seq),
              moved AS (UPDATE ledger_retention SET pruned_through = greatest(pruned_through, (SELECT max(seq) FROM gone))
                WHERE EXISTS (SELECT 1 FROM gone))

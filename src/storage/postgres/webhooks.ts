@@ -56,7 +56,7 @@ export function postgresWebhooks(db: PostgresConnection): WebhookStore {
         // The ledger's end is the last committed seq: a row committed after this statement has a higher one.
         const [created] = await run<WebhookRow>(
           `INSERT INTO webhooks (url, description, secret, message_tag, created_at, delivered_through)
-           SELECT $1, $2, $3, $4, $5, (SELECT last_change FROM inventory_version)
+           SELECT $1, $2, $3, $4, $5, (SELECT coalesce(max(seq), 0) FROM inventory_changes)
            WHERE (SELECT count(*) FROM webhooks) < $6 RETURNING ${COLUMNS}`,
           [url, description, secret, messageTag, createdAt, max],
         )

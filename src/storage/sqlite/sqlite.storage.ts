@@ -3,6 +3,7 @@ import { SqliteConnection, type SqliteOptions } from './connection.js'
 import { sqliteDeprecatedCalls } from './deprecated-calls.js'
 import { sqliteImports } from './imports.js'
 import { sqliteInventory } from './inventory.js'
+import { sqliteJumps } from './jumps.js'
 import { sqliteKeys } from './keys.js'
 import { sqliteLedger } from './ledger.js'
 import { sqliteRetention } from './retention.js'
@@ -39,6 +40,7 @@ export const SqliteStorage = {
       ...stock,
       ...sqliteLedger(conn),
       ...sqliteRetention(conn),
+      ...sqliteJumps(conn),
       ...signals,
       ...sqliteWebhooks(conn, alongside),
       ...sqliteOrders(conn),

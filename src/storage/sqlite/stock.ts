@@ -7,7 +7,7 @@ import type { StockWrites, StorageObserver } from '../ports.js'
 import { busyError, type SqliteConnection } from './connection.js'
 import { purgeClaims, readClaim, writeClaims } from './idempotency.js'
 import { readEntry } from './inventory.js'
-import { appendChanges, lastSeq } from './ledger.js'
+import { appendChanges, lastIssuedSeq } from './ledger.js'
 import { lastOrderId, readOrder, writeOrders } from './orders.js'
 
 /**
@@ -22,7 +22,7 @@ function applyStockWrites(conn: SqliteConnection, batch: StockWrite[]): StockRes
     entries: new Map(),
     orders: new Map(),
     claims: new Map(),
-    lastChange: lastSeq(conn),
+    lastChange: lastIssuedSeq(conn),
     // The last order id is read only when the batch places one.
     lastOrder: batch.some((w) => w.kind === 'place') ? lastOrderId(conn) : 0n,
   }

@@ -67,6 +67,8 @@ for (const backend of BACKENDS) {
       await list()
       const patch = await suite.server.request('PATCH', '/v1/inventory/5', { token: suite.token, body: { quantity: 55 } })
       assert.equal(patch.status, 200)
+      // The child's log arrives on its own schedule: count from after the first GET's rebuild is in.
+      await suite.server.waitForLog(() => suite.server.logs().filter((l) => l.msg === 'request').length >= 2)
       const before = builds().length
       const headers = { 'x-request-id': 'rebuild-last' }
       const results = await Promise.all([

@@ -4,6 +4,7 @@ import { SCOPES } from '../domain.js'
 import { DomainError } from '../errors.js'
 import { StorageOpenError } from '../storage/open-storage.js'
 import { backupCommand, restoreCommand } from './backup.js'
+import { checkCommand, ViolationsFound } from './check.js'
 import { importCommand } from './import.js'
 import { type CliIo, say, UsageError, withStorage } from './io.js'
 import { keysCommand } from './keys.js'
@@ -39,6 +40,8 @@ Commands:
                                it passed PRAGMA integrity_check)
   restore FILE [--bump-seq N]  put a backup in place at DATABASE_URL's path (refused while a process has it open);
                                the next seq jumps N (default 1000000000) past the backup's last, cursors between get 410
+  check                        verify the invariants the service promises (stock against the ledger, orders, seqs,
+                               webhook cursors, hashed keys) while it serves; each violation a line on stdout, exit 1
 
 Scopes: ${SCOPES.join(', ')}
 
@@ -79,6 +82,8 @@ async function command(argv: string[], io: CliIo): Promise<void> {
       return backupCommand(args, io)
     case 'restore':
       return restoreCommand(args, io)
+    case 'check':
+      return checkCommand(args, io)
     case undefined:
     case 'help':
     case '--help':
@@ -106,6 +111,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     if (error instanceof UsageError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS_')) {
       say(io, `${(error as Error).message}\n\n${USAGE}`)
       return 2
+    }
+    if (error instanceof ViolationsFound) {
+      say(io, error.message)
+      return 1
     }
     if (error instanceof DomainError || error instanceof StorageOpenError) {
       say(io, `Error: ${error.message}`)

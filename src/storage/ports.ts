@@ -15,6 +15,7 @@ import type {
   WebhookTarget,
 } from '../domain.js'
 import type { ResultOf, StockWrite } from '../stock/writes.js'
+import type { InvariantChecks } from './invariants.js'
 
 /*
  * What the services need from a database, as one narrow port per concept: a service names the ports
@@ -303,6 +304,7 @@ export interface Storage
     PetReads,
     DeprecatedCallStore,
     KeyStore,
+    InvariantChecks,
     Health {
   readonly dialect: 'sqlite' | 'postgres'
   /** Migrations this open applied (opening a storage always brings its schema up to date). */

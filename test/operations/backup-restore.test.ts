@@ -13,7 +13,18 @@ import { createClient, type InventoryChange, PetstoreCursorExpiredError, Petstor
 import { loadMigrations } from '../../src/storage/migrations.js'
 import { migrateSqlite } from '../../src/storage/sqlite/migrate.js'
 import { Receiver, waitFor } from '../webhooks/receiver.js'
-import { BACKENDS, CLI, createKey, runCli, runCliInProcess, runProcess, seed, useResources, within } from '../support/helpers.js'
+import {
+  assertInvariants,
+  BACKENDS,
+  CLI,
+  createKey,
+  runCli,
+  runCliInProcess,
+  runProcess,
+  seed,
+  useResources,
+  within,
+} from '../support/helpers.js'
 
 const sqlite = BACKENDS.find((b) => b.name === 'sqlite')!
 const pathOf = (url: string) => url.slice('sqlite:'.length)
@@ -175,8 +186,10 @@ describe('petstore backup and restore (SQLite, real processes)', () => {
     assert.equal(consumerAt, backupLast + 5n)
     // Killed, as a crash leaves it: its WAL not checkpointed. Restored with the default bump.
     await server.stop('SIGKILL')
+    await assertInvariants(database.url, 'after the server was killed')
     const restored = await runCli(['restore', file], env)
     assert.equal(restored.code, 0, restored.stderr)
+    await assertInvariants(database.url, 'after the restore')
     const jumpTo = backupLast + 1_000_000_000n
     assert.match(restored.stderr, new RegExp(`next seq is ${jumpTo + 1n} or later .*from ${backupLast + 1n} to ${jumpTo} now gets 410`))
     assert.equal(existsSync(`${pathOf(database.url)}-wal`), false, "the replaced database's WAL is gone with it")

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { BACKENDS, useSuite, type LogLine, type TestServer } from '../support/helpers.js'
+import { assertInvariants, BACKENDS, useSuite, type LogLine, type TestServer } from '../support/helpers.js'
 
 interface Sent {
   id: string
@@ -162,6 +162,7 @@ for (const backend of BACKENDS) {
         assert.ok(after.length > 0, `no request sent in phase ${phase}`)
       }
 
+      await assertInvariants(suite.database.url, 'after two workers were killed under load')
       assert.equal(await server.stop(), 0)
       assert.ok(server.logs().some((l) => l.role === 'primary' && l.msg === 'all workers stopped'))
     })

@@ -4,7 +4,7 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
-import { BACKENDS, createKey, runProcess, seed, useResources, within } from '../support/helpers.js'
+import { assertInvariants, BACKENDS, createKey, runProcess, seed, useResources, within } from '../support/helpers.js'
 
 /**
  * A cluster whose one worker closes its channel and serves on, and a primary that asks it to stop
@@ -109,6 +109,7 @@ for (const backend of BACKENDS) {
       assert.equal(await within(server.stop('SIGTERM'), 15_000, 'the exit after SIGTERM'), 0)
       const replacement = Number(replaced.workerPid)
       assert.throws(() => process.kill(replacement, 0), { code: 'ESRCH' }, 'the replacement worker is gone')
+      await assertInvariants(database.url, 'after a worker was killed')
     })
   })
 }

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { EventEmitter } from 'node:events'
 import { mkdtempSync, writeFileSync } from 'node:fs'
@@ -77,6 +78,15 @@ export function runCli(args: string[], env: Record<string, string>, stdin?: stri
     env: { PATH: process.env.PATH!, LOG_LEVEL: 'warn', ...env },
     ...(stdin === undefined ? {} : { stdin }),
   })
+}
+
+/**
+ * `petstore check` as a real process on the database at `url`: every invariant the service promises
+ * holds (the crash tests run it after each kill -9). Fails with what it printed otherwise.
+ */
+export async function assertInvariants(url: string, when: string): Promise<void> {
+  const result = await runCli(['check'], { DATABASE_URL: url })
+  assert.equal(result.code, 0, `petstore check ${when}:\n${result.stdout}${result.stderr}`)
 }
 
 export interface Response {

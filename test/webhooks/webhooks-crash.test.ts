@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import type http from 'node:http'
 import { after, describe, test } from 'node:test'
 import pg from 'pg'
-import { BACKENDS, createKey, seed, type TestServer, useResources } from '../support/helpers.js'
+import { assertInvariants, BACKENDS, createKey, seed, type TestServer, useResources } from '../support/helpers.js'
 import { assertInOrder, assertMessage, Receiver, rowTexts, waitFor } from './receiver.js'
 
 const ENV = {
@@ -62,6 +62,7 @@ for (const backend of BACKENDS) {
       )
       await first.stop('SIGKILL')
       const atKill = r.requests.length
+      await assertInvariants(database.url, 'after the deliverer was killed')
       assert.ok(atKill < 30, `killed mid-delivery (${atKill} sent)`)
       // While no process runs: more rows.
       await seed(database.url, items(31, 35))
@@ -182,6 +183,7 @@ describe('two instances on PostgreSQL deliver each subscription once', { skip: !
     assert.notEqual(survivor, deliverer, 'the lease moved to the survivor')
     assertInOrder(rA.seqs(), [...steady, ...later], 1, 'receiver A')
     assertInOrder(rB.seqs(), [...steady, ...later], 1, 'receiver B')
+    await assertInvariants(database.url, 'after one of two instances was killed (the other serving)')
     for (const [r, sub] of [
       [rA, subA],
       [rB, subB],

@@ -1,4 +1,5 @@
 import type { ConnectionUse, Storage } from '../ports.js'
+import { postgresCheck } from './check.js'
 import { PostgresConnection, type PostgresOptions } from './connection.js'
 import { postgresDeprecatedCalls } from './deprecated-calls.js'
 import { postgresImports } from './imports.js'
@@ -42,6 +43,7 @@ export const PostgresStorage = {
       ...postgresPets(db),
       ...postgresDeprecatedCalls(db),
       ...postgresKeys(db),
+      ...postgresCheck(db),
       ping: () => db.ping(),
       connections: () => db.connections(),
       // Every write already submitted is answered before the pool ends.

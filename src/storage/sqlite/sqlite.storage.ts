@@ -1,4 +1,5 @@
 import type { Storage, StorageObserver } from '../ports.js'
+import { sqliteCheck } from './check.js'
 import { SqliteConnection, type SqliteOptions } from './connection.js'
 import { sqliteDeprecatedCalls } from './deprecated-calls.js'
 import { sqliteImports } from './imports.js'
@@ -48,6 +49,7 @@ export const SqliteStorage = {
       ...sqlitePets(conn),
       ...sqliteKeys(conn),
       ...sqliteDeprecatedCalls(conn),
+      ...sqliteCheck(conn),
       async ping() {
         await inventory.versions()
       },

@@ -1,0 +1,39 @@
+import { INVARIANTS, type Violation } from '../storage/invariants.js'
+import { type CliIo, escapeCell, say, UsageError, withStorage } from './io.js'
+
+/** A violation as one line on stdout: invariant, ids (name=value), finding, tab-separated. */
+const violationLine = (v: Violation) =>
+  `${v.invariant}\t${Object.entries(v.ids)
+    .map(([name, value]) => `${name}=${escapeCell(String(value))}`)
+    .join(' ')}\t${escapeCell(v.found)}\n`
+
+/** Exit 1 after the list: some invariant does not hold. */
+export class ViolationsFound extends Error {}
+
+/**
+ * `petstore check`: verifies the invariants the service promises (src/storage/invariants.ts) on
+ * either backend, in one snapshot, while servers serve. Prints each violation on stdout as it is
+ * found; exit 0 when all hold, 1 otherwise.
+ */
+export async function checkCommand(args: string[], io: CliIo): Promise<void> {
+  if (args.length > 0) throw new UsageError('check: use check (no arguments; DATABASE_URL names the database)')
+  const started = performance.now()
+  const found = new Map<string, number>()
+  const counts = await withStorage(io, (storage) =>
+    storage.checkInvariants((violation) => {
+      found.set(violation.invariant, (found.get(violation.invariant) ?? 0) + 1)
+      io.stdout.write(violationLine(violation))
+    }),
+  )
+  const read =
+    `${counts.entries} entries, ${counts.ledgerRows} ledger rows, ${counts.orders} orders, ` +
+    `${counts.webhooks} webhook subscriptions and ${counts.keys} API keys in ${((performance.now() - started) / 1000).toFixed(1)} s`
+  if (found.size === 0) {
+    say(io, `Checked ${read}: every invariant holds.`)
+    return
+  }
+  const lines = Object.entries(INVARIANTS)
+    .filter(([invariant]) => found.has(invariant))
+    .map(([invariant, promise]) => `  ${invariant}: ${found.get(invariant)} (${promise})`)
+  throw new ViolationsFound(`Checked ${read}: violations found:\n${lines.join('\n')}`)
+}

@@ -1,0 +1,173 @@
+import type { OrderStatus } from '../../domain.js'
+import { type CheckCounts, type InvariantChecks, orderFinding, type Report } from '../invariants.js'
+import type { PostgresConnection, Run } from './connection.js'
+
+/*
+ * `petstore check` on PostgreSQL: every query in ONE read-only REPEATABLE READ transaction, so all of
+ * them see one snapshot, and none takes a lock a writer waits for (MVCC: writers commit on meanwhile).
+ * Each query is read through a cursor, FETCH_ROWS at a time: bounded memory here; the server groups
+ * and sorts within work_mem, spilling to disk past it.
+ */
+
+const FETCH_ROWS = 1000
+
+/**
+ * Each pet's newest ledger row against its entry: the (pet_id, seq) index read backwards gives each
+ * pet's rows newest first, so DISTINCT ON keeps the newest without sorting the ledger.
+ */
+const ENTRY_VS_LEDGER = `SELECT n.pet_id::text AS pet, i.quantity AS entry, n.seq::text AS seq, n.quantity
+  FROM (SELECT DISTINCT ON (pet_id) pet_id, seq, quantity FROM inventory_changes ORDER BY pet_id DESC, seq DESC) AS n
+  LEFT JOIN inventory AS i ON i.pet_id = n.pet_id
+  WHERE i.quantity IS DISTINCT FROM n.quantity`
+
+/** Rows and jumps past the counter every writer numbers from (inventory_version.last_change). */
+const PAST_COUNTER = `SELECT 'row' AS what, c.seq::text AS seq, c.pet_id::text AS pet, v.last_change::text AS counter
+    FROM inventory_version AS v JOIN inventory_changes AS c ON c.seq > v.last_change
+  UNION ALL
+  SELECT 'jump', j.through_seq::text, NULL, v.last_change::text
+    FROM inventory_version AS v JOIN ledger_jumps AS j ON j.through_seq > v.last_change`
+
+const ROWS_IN_JUMPS = `SELECT c.seq::text AS seq, c.pet_id::text AS pet, j.after_seq::text AS after, j.through_seq::text AS through
+  FROM ledger_jumps AS j JOIN inventory_changes AS c ON c.seq > j.after_seq AND c.seq <= j.through_seq`
+
+const ROWS_PRUNED = `SELECT c.seq::text AS seq, c.pet_id::text AS pet, r.pruned_through::text AS pruned
+  FROM ledger_retention AS r JOIN inventory_changes AS c ON c.seq <= r.pruned_through`
+
+/** Every order beside the ledger rows that name it, and the rows naming no order. */
+const ORDER_MOVES = `WITH moves AS (
+    SELECT order_id,
+      count(*) FILTER (WHERE reason = 'order') AS placements,
+      coalesce(sum(previous_quantity - quantity) FILTER (WHERE reason = 'order'), 0) AS taken,
+      count(*) FILTER (WHERE reason = 'cancellation') AS returns,
+      coalesce(sum(quantity - previous_quantity) FILTER (WHERE reason = 'cancellation'), 0) AS given,
+      min(pet_id) AS low_pet, max(pet_id) AS high_pet, min(seq) AS first_seq
+    FROM inventory_changes WHERE order_id IS NOT NULL GROUP BY order_id)
+  SELECT o.id::text AS id, o.pet_id::text AS pet, o.status, o.quantity, coalesce(m.placements, 0)::int AS placements,
+    coalesce(m.taken, 0)::bigint::text AS taken, coalesce(m.returns, 0)::int AS returns, coalesce(m.given, 0)::bigint::text AS given,
+    m.low_pet::text AS low_pet, m.high_pet::text AS high_pet, NULL AS first_seq
+  FROM orders AS o LEFT JOIN moves AS m ON m.order_id = o.id
+  UNION ALL
+  SELECT m.order_id::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, m.first_seq::text
+  FROM moves AS m WHERE NOT EXISTS (SELECT 1 FROM orders WHERE id = m.order_id)`
+
+const WEBHOOKS_PAST_END = `WITH e AS (SELECT greatest(coalesce((SELECT max(seq) FROM inventory_changes), 0),
+    (SELECT pruned_through FROM ledger_retention)) AS seq)
+  SELECT w.id, w.delivered_through::text AS cursor, e.seq::text AS end FROM webhooks AS w, e WHERE w.delivered_through > e.seq`
+
+const KEYS_NOT_HASHED = 'SELECT id, name, octet_length(key_hash) AS bytes FROM api_keys WHERE octet_length(key_hash) <> 32'
+
+type Row = Record<string, string | number | null>
+
+/** The rows of `sql` through a cursor, a page at a time, inside the caller's transaction. */
+async function* cursorRows(run: Run, sql: string): AsyncGenerator<Row> {
+  await run(`DECLARE check_rows NO SCROLL CURSOR FOR ${sql}`)
+  for (;;) {
+    const page = await run<Row>(`FETCH ${FETCH_ROWS} FROM check_rows`)
+    yield* page
+    if (page.length < FETCH_ROWS) break
+  }
+  await run('CLOSE check_rows')
+}
+
+const big = (value: string | number | null | undefined) => BigInt(value as string)
+
+export function postgresCheck(db: PostgresConnection): InvariantChecks {
+  return {
+    checkInvariants: (report) =>
+      // One connection for the whole check, bounded by DB_MIGRATION_TIMEOUT_MS as an operator's bulk job is.
+      db.withConnection(
+        Date.now() + db.bulkTimeoutMs,
+        async (run) => {
+          await run('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+          const counts = await checkAll(run, report)
+          await run('COMMIT')
+          return counts
+        },
+        db.bulkTimeoutMs,
+      ),
+  }
+}
+
+async function checkAll(run: Run, report: Report): Promise<CheckCounts> {
+  const [sizes] = await run<Record<string, string>>(`SELECT
+    (SELECT count(*) FROM inventory)::text AS entries, (SELECT count(*) FROM inventory_changes)::text AS ledger,
+    (SELECT count(*) FROM webhooks)::text AS webhooks, (SELECT count(*) FROM api_keys)::text AS keys,
+    (SELECT pruned_through > 0 FROM ledger_retention)::text AS pruned`)
+  const counts: CheckCounts = {
+    entries: Number(sizes!.entries),
+    ledgerRows: Number(sizes!.ledger),
+    orders: 0,
+    webhooks: Number(sizes!.webhooks),
+    keys: Number(sizes!.keys),
+  }
+
+  for await (const r of cursorRows(run, ENTRY_VS_LEDGER)) {
+    if (r.entry === null)
+      report({ invariant: 'ledger_row_has_entry', ids: { pet: big(r.pet), seq: big(r.seq) }, found: 'the pet has no entry' })
+    else
+      report({
+        invariant: 'entry_matches_ledger',
+        ids: { pet: big(r.pet), seq: big(r.seq) },
+        found: `the entry holds ${r.entry}, its newest ledger row says ${r.quantity}`,
+      })
+  }
+
+  for await (const r of cursorRows(run, PAST_COUNTER))
+    report({
+      invariant: 'seq_below_counter',
+      ids: r.what === 'row' ? { seq: big(r.seq), pet: big(r.pet) } : { jump_through: big(r.seq) },
+      found: `${r.what === 'row' ? 'the row' : 'the jump'} is past the seq counter ${r.counter}`,
+    })
+  for await (const r of cursorRows(run, ROWS_IN_JUMPS))
+    report({
+      invariant: 'seq_outside_jumps',
+      ids: { seq: big(r.seq), pet: big(r.pet) },
+      found: `the row lies inside the jump from ${r.after} through ${r.through}`,
+    })
+  for await (const r of cursorRows(run, ROWS_PRUNED))
+    report({
+      invariant: 'seq_after_pruned',
+      ids: { seq: big(r.seq), pet: big(r.pet) },
+      found: `retention removed every row through ${r.pruned}`,
+    })
+
+  const pruned = sizes!.pruned === 'true'
+  for await (const r of cursorRows(run, ORDER_MOVES)) {
+    if (r.pet === null) {
+      report({ invariant: 'ledger_order_exists', ids: { order: big(r.id), seq: big(r.first_seq) }, found: 'no such order' })
+      continue
+    }
+    counts.orders++
+    const found = orderFinding(
+      {
+        orderId: big(r.id),
+        petId: big(r.pet),
+        status: r.status as OrderStatus,
+        quantity: Number(r.quantity),
+        placements: Number(r.placements),
+        taken: Number(r.taken),
+        returns: Number(r.returns),
+        given: Number(r.given),
+        lowPet: r.low_pet === null ? null : big(r.low_pet),
+        highPet: r.high_pet === null ? null : big(r.high_pet),
+      },
+      pruned,
+    )
+    if (found) report({ invariant: 'order_stock', ids: { order: big(r.id), pet: big(r.pet) }, found })
+  }
+
+  for await (const r of cursorRows(run, WEBHOOKS_PAST_END))
+    report({
+      invariant: 'webhook_cursor',
+      ids: { webhook: Number(r.id) },
+      found: `its cursor ${r.cursor} is past the ledger's end ${r.end}`,
+    })
+
+  for await (const r of cursorRows(run, KEYS_NOT_HASHED))
+    report({
+      invariant: 'key_hashed',
+      ids: { key: Number(r.id), name: String(r.name) },
+      found: `key_hash is ${r.bytes} bytes, not a 32-byte SHA-256 digest`,
+    })
+  return counts
+}

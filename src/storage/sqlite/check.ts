@@ -1,0 +1,146 @@
+import type Database from 'better-sqlite3'
+import type { OrderStatus } from '../../domain.js'
+import { type CheckCounts, type InvariantChecks, orderFinding, type Report } from '../invariants.js'
+import type { SqliteConnection } from './connection.js'
+
+/*
+ * `petstore check` on SQLite: every query in ONE read transaction of the read-only connection, so all
+ * of them see one committed state. A WAL reader never blocks a writer (the server commits on; its
+ * checkpoints cannot empty the WAL past the snapshot until the check ends, as during a backup). Rows
+ * are streamed (iterate), and what grows with the data (the newest row of each pet, the rows of each
+ * order) is grouped by SQLite's sorter, which spills to temporary files past its cache: bounded memory.
+ */
+
+/** Each pet's newest ledger row (the bare quantity is max(seq)'s row's) against its entry. */
+const ENTRY_VS_LEDGER = `SELECT n.pet_id, i.quantity, n.seq, n.quantity
+  FROM (SELECT pet_id, max(seq) AS seq, quantity FROM inventory_changes GROUP BY pet_id) AS n
+  LEFT JOIN inventory AS i ON i.pet_id = n.pet_id
+  WHERE i.quantity IS NOT n.quantity`
+
+const ROWS_IN_JUMPS = `SELECT c.seq, c.pet_id, j.after_seq, j.through_seq
+  FROM ledger_jumps AS j JOIN inventory_changes AS c ON c.seq > j.after_seq AND c.seq <= j.through_seq`
+
+const ROWS_PRUNED = `SELECT c.seq, c.pet_id, r.pruned_through
+  FROM ledger_retention AS r JOIN inventory_changes AS c ON c.seq <= r.pruned_through`
+
+/** Every order beside the ledger rows that name it, and the rows naming no order. */
+const ORDER_MOVES = `WITH moves AS (
+    SELECT order_id,
+      sum(reason = 'order') AS placements,
+      sum(iif(reason = 'order', previous_quantity - quantity, 0)) AS taken,
+      sum(reason = 'cancellation') AS returns,
+      sum(iif(reason = 'cancellation', quantity - previous_quantity, 0)) AS given,
+      min(pet_id) AS low_pet, max(pet_id) AS high_pet, min(seq) AS first_seq
+    FROM inventory_changes WHERE order_id IS NOT NULL GROUP BY order_id)
+  SELECT o.id, o.pet_id, o.status, o.quantity, coalesce(m.placements, 0), coalesce(m.taken, 0),
+    coalesce(m.returns, 0), coalesce(m.given, 0), m.low_pet, m.high_pet, NULL
+  FROM orders AS o LEFT JOIN moves AS m ON m.order_id = o.id
+  UNION ALL
+  SELECT m.order_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, m.first_seq
+  FROM moves AS m WHERE NOT EXISTS (SELECT 1 FROM orders WHERE id = m.order_id)`
+
+const LEDGER_END = `SELECT max(coalesce((SELECT max(seq) FROM inventory_changes), 0), (SELECT pruned_through FROM ledger_retention))`
+
+const KEYS_NOT_HASHED = `SELECT id, name, typeof(key_hash), length(key_hash) FROM api_keys
+  WHERE typeof(key_hash) <> 'blob' OR length(key_hash) <> 32`
+
+type Row = unknown[]
+
+function* rows(db: Database.Database, sql: string, ...params: unknown[]): Generator<Row> {
+  yield* db
+    .prepare(sql)
+    .raw()
+    .safeIntegers()
+    .iterate(...params) as IterableIterator<Row>
+}
+
+const count = (db: Database.Database, sql: string) => Number(db.prepare(sql).pluck().safeIntegers().get() as bigint)
+
+export function sqliteCheck(conn: SqliteConnection): InvariantChecks {
+  return {
+    async checkInvariants(report: Report): Promise<CheckCounts> {
+      const db = conn.reader ?? conn.db
+      db.exec('BEGIN')
+      try {
+        return checkAll(db, report)
+      } finally {
+        db.exec('COMMIT')
+      }
+    },
+  }
+}
+
+function checkAll(db: Database.Database, report: Report): CheckCounts {
+  const counts: CheckCounts = {
+    entries: count(db, 'SELECT count(*) FROM inventory'),
+    ledgerRows: count(db, 'SELECT count(*) FROM inventory_changes'),
+    orders: 0,
+    webhooks: count(db, 'SELECT count(*) FROM webhooks'),
+    keys: count(db, 'SELECT count(*) FROM api_keys'),
+  }
+
+  for (const [petId, entry, seq, quantity] of rows(db, ENTRY_VS_LEDGER)) {
+    if (entry === null)
+      report({ invariant: 'ledger_row_has_entry', ids: { pet: petId as bigint, seq: seq as bigint }, found: 'the pet has no entry' })
+    else
+      report({
+        invariant: 'entry_matches_ledger',
+        ids: { pet: petId as bigint, seq: seq as bigint },
+        found: `the entry holds ${entry}, its newest ledger row says ${quantity}`,
+      })
+  }
+
+  // SQLite's seq counter is the ledger itself (the largest seq, or the largest jump past it: ledger.ts,
+  // lastIssuedSeq), so seq_below_counter holds by construction; rows inside a jump or retention's
+  // removed prefix would not.
+  for (const [seq, petId, after, through] of rows(db, ROWS_IN_JUMPS))
+    report({
+      invariant: 'seq_outside_jumps',
+      ids: { seq: seq as bigint, pet: petId as bigint },
+      found: `the row lies inside the jump from ${after} through ${through}`,
+    })
+  for (const [seq, petId, pruned] of rows(db, ROWS_PRUNED))
+    report({
+      invariant: 'seq_after_pruned',
+      ids: { seq: seq as bigint, pet: petId as bigint },
+      found: `retention removed every row through ${pruned}`,
+    })
+
+  const pruned = (db.prepare('SELECT pruned_through FROM ledger_retention').pluck().safeIntegers().get() as bigint) > 0n
+  for (const r of rows(db, ORDER_MOVES)) {
+    const [orderId, petId, status, quantity, placements, taken, returns, given, lowPet, highPet, firstSeq] = r
+    if (petId === null) {
+      report({ invariant: 'ledger_order_exists', ids: { order: orderId as bigint, seq: firstSeq as bigint }, found: 'no such order' })
+      continue
+    }
+    counts.orders++
+    const found = orderFinding(
+      {
+        orderId: orderId as bigint,
+        petId: petId as bigint,
+        status: status as OrderStatus,
+        quantity: Number(quantity),
+        placements: Number(placements),
+        taken: Number(taken),
+        returns: Number(returns),
+        given: Number(given),
+        lowPet: lowPet as bigint | null,
+        highPet: highPet as bigint | null,
+      },
+      pruned,
+    )
+    if (found) report({ invariant: 'order_stock', ids: { order: orderId as bigint, pet: petId as bigint }, found })
+  }
+
+  const end = db.prepare(LEDGER_END).pluck().safeIntegers().get() as bigint
+  for (const [id, cursor] of rows(db, 'SELECT id, delivered_through FROM webhooks WHERE delivered_through > ?', end))
+    report({ invariant: 'webhook_cursor', ids: { webhook: id as bigint }, found: `its cursor ${cursor} is past the ledger's end ${end}` })
+
+  for (const [id, name, type, bytes] of rows(db, KEYS_NOT_HASHED))
+    report({
+      invariant: 'key_hashed',
+      ids: { key: id as bigint, name: name as string },
+      found: `key_hash is ${type === 'blob' ? `${bytes} bytes` : `a ${type}`}, not a 32-byte SHA-256 digest`,
+    })
+  return counts
+}

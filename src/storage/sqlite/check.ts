@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3'
 import type { OrderStatus } from '../../domain.js'
 import { type CheckCounts, type InvariantChecks, orderFinding, type Report } from '../invariants.js'
-import type { SqliteConnection } from './connection.js'
+import { endLongRead, type SqliteConnection } from './connection.js'
 
 /*
  * `petstore check` on SQLite: every query in ONE read transaction of the read-only connection, so all
@@ -64,7 +64,8 @@ export function sqliteCheck(conn: SqliteConnection): InvariantChecks {
       try {
         return checkAll(db, report)
       } finally {
-        db.exec('COMMIT')
+        if (db === conn.db) db.exec('COMMIT')
+        else endLongRead(db, conn.db)
       }
     },
   }

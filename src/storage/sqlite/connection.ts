@@ -37,6 +37,24 @@ export function openSqliteDatabase(path: string, options: SqliteOptions = {}): D
 }
 
 /**
+ * Ends a long read (a backup's copy, a check) on `reader` and at once checkpoints, from `writer` (a
+ * read-write connection to the same file, opened beforehand), what the WAL gathered while the read
+ * held its snapshot. Otherwise the service's next commit would: SQLite checkpoints on the commit
+ * that finds the WAL past 1,000 pages, in the committing process, so that PATCH waited for the whole
+ * catch-up (10 to 19 MiB after a backup or a check under 200 PATCHes/s: 52 and 56 ms). A PASSIVE
+ * checkpoint waits for no one, and while it runs, the service's own attempt finds the checkpoint
+ * lock taken and returns at once.
+ */
+export function endLongRead(reader: Database.Database, writer: Database.Database): void {
+  reader.exec('COMMIT')
+  try {
+    writer.pragma('wal_checkpoint(PASSIVE)')
+  } catch {
+    // Busy or failed, the checkpoint is the service's to make, as it would have been.
+  }
+}
+
+/**
  * One SQLite database as every concept's SQL uses it: the connection that writes (opened and
  * migrated), the read-only one listings read from, statements prepared once, and the waits for
  * another process's lock, which never block the event loop.

@@ -158,6 +158,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       retryScheduleMs: config.webhookRetryScheduleMs,
       allowPrivate: config.webhookAllowPrivate,
       leaseMs: config.webhookLeaseMs,
+      brokerAllowedHosts: config.brokerAllowedHosts,
     },
     app.log,
     metrics?.deliveryObserver,
@@ -192,7 +193,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(keysRoutes, { prefix: API_PREFIX, keys })
   const webhooks = new WebhooksService(
     storage,
-    { allowPrivate: config.webhookAllowPrivate, httpsOnly: config.environment === 'production' },
+    {
+      allowPrivate: config.webhookAllowPrivate,
+      httpsOnly: config.environment === 'production',
+      brokerAllowedHosts: config.brokerAllowedHosts,
+    },
     () => void delivery.scan(),
   )
   await app.register(webhooksRoutes, { prefix: API_PREFIX, webhooks })

@@ -66,6 +66,8 @@ export interface Config {
   webhookAllowPrivate: boolean
   /** How long a process holds a webhook subscription's delivery without renewing it; another takes over after. */
   webhookLeaseMs: number
+  /** BROKER_ALLOWED_HOSTS: the host:port pairs a nats:// or amqp:// subscription may name, as written. */
+  brokerAllowedHosts: string[] | undefined
   /** LEDGER_RETENTION: ledger rows older than this (ms) are removed; undefined keeps every row. */
   ledgerRetentionMs: number | undefined
 }
@@ -394,6 +396,14 @@ const VARIABLES: Record<string, Variable> = {
     schema: Type.Integer({ minimum: 1000, maximum: 600_000 }),
     default: () => '10000',
   },
+  BROKER_ALLOWED_HOSTS: {
+    key: 'brokerAllowedHosts',
+    allowed:
+      'comma-separated host:port pairs (e.g. nats.internal:4222,127.0.0.1:5672): the brokers a nats:// or amqp:// webhook subscription may publish to, compared as written; unset: none',
+    schema: Type.String({ pattern: '^\\s*[^\\s,:]+:\\d{1,5}\\s*(,\\s*[^\\s,:]+:\\d{1,5}\\s*)*$' }),
+    convert: (text: string) => text.split(',').map((pair) => pair.trim()),
+    default: () => undefined,
+  },
   DEPRECATED_CALLS_FLUSH_MS: {
     key: 'deprecatedCallsFlushMs',
     allowed: 'an integer from 100 to 3600000 (milliseconds between writes of the counted deprecated calls)',
@@ -413,13 +423,14 @@ const SECRETS = new Set(['METRICS_TOKEN'])
  * A connection URL with its password replaced by `***`, wherever it stands (userinfo, or a
  * `password=` query parameter), for every message and log line. Works on text that is not a valid URL
  * too, and errs towards hiding: after `user:`, everything up to the last `@` is taken for the
- * password (a raw `/` or `@` in it must not reveal the rest); a Redis URL's lone userinfo is its
+ * password (a raw `/` or `@` in it must not reveal the rest); a Redis or NATS URL's lone userinfo is its
  * password. In a message (`whole` false) a URL ends at white space; a variable's value is one URL
  * whole, white space included.
  */
 export function maskUrl(text: string, whole = false): string {
   const userinfo = whole ? /^([a-z][\w+.-]*:\/\/)([^/?#@:]*):.*@/is : /([a-z][\w+.-]*:\/\/)([^\s/?#@:]*):\S*@/gi
-  const redis = whole ? /^(rediss?:\/\/)[^/?#@:]+@/i : /(rediss?:\/\/)[^\s/?#@:]+@/gi
+  // A user without a password: a token (Redis, NATS), masked whole.
+  const redis = whole ? /^(rediss?:\/\/|nats:\/\/)[^/?#@:]+@/i : /(rediss?:\/\/|nats:\/\/)[^\s/?#@:]+@/gi
   return text
     .replace(userinfo, '$1$2:***@')
     .replace(redis, '$1***@')

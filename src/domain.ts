@@ -169,6 +169,7 @@ export const WEBHOOK_LIMITS = { urlLength: 2048, descriptionLength: 500, subscri
  */
 export interface Webhook {
   id: number
+  /** Where it delivers, a broker URL's password (or token) masked as `***`. */
   url: string
   description: string | null
   createdAt: string
@@ -187,6 +188,8 @@ export interface Webhook {
 
 /** What delivering a subscription needs beyond its state: never shown after it is created. */
 export interface WebhookTarget extends Webhook {
+  /** The URL as given, credentials included (`url` is it masked): for delivery only, never shown. */
+  destination: string
   /** `whsec_` and the base64 key the messages are signed with. */
   secret: string
   /** Makes this subscription's message ids its own: `msg_<tag>_<seq>`. */

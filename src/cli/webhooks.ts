@@ -28,6 +28,7 @@ export async function webhooksCommand(args: string[], io: CliIo): Promise<void> 
     const service = new WebhooksService(storage, {
       allowPrivate: config.webhookAllowPrivate,
       httpsOnly: config.environment === 'production',
+      brokerAllowedHosts: config.brokerAllowedHosts,
     })
     if (sub === 'add') {
       const { webhook, secret } = await service.create(target!, values.description ?? null)

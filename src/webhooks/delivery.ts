@@ -1,15 +1,18 @@
 import { type KeyObject, randomUUID } from 'node:crypto'
 import type { Config } from '../config.js'
 import type { InventoryChange, WebhookTarget } from '../domain.js'
-import { jumpedOver } from '../errors.js'
+import { DestinationRefusedError, jumpedOver } from '../errors.js'
 import type { LedgerTail } from '../changes/ledger-tail.js'
 import type { LedgerJumps, LedgerReads, LedgerRetention, WebhookStore } from '../storage/ports.js'
+import { isBrokerUrl, parseBrokerUrl } from './broker-destination.js'
+import { describeError, openPublisher, type Published, type Publisher } from './brokers/publisher.js'
 import { webhookMessage } from './message.js'
 import { WebhookSender } from './send.js'
 import { sign, signingKey } from './signature.js'
 
-/** Ledger rows a subscription reads per step. */
+/** Ledger rows a subscription reads per step: POSTed one by one, or published to a broker pipelined. */
 const READ_ROWS = 100
+const BROKER_READ_ROWS = 1000
 /** While its lease may have lapsed, a loop waits this long between looks. */
 const LEASE_WAIT_MS = 250
 /** After a database failure, a subscription's loop waits this long (doubling up to the last) and tries again. */
@@ -22,6 +25,7 @@ export type DeliverySettings = {
   retryScheduleMs: Config['webhookRetryScheduleMs']
   allowPrivate: Config['webhookAllowPrivate']
   leaseMs: Config['webhookLeaseMs']
+  brokerAllowedHosts: Config['brokerAllowedHosts']
 }
 
 export interface DeliveryLog {
@@ -158,7 +162,11 @@ class SubscriptionLoop {
   private lastSuccessAt = ''
   /** The lease went to another process (or the subscription was deleted). */
   private lostLease = false
-  private readonly sender: WebhookSender
+  /** An http(s) subscription's sender, or none for a broker's. */
+  private readonly sender: WebhookSender | undefined
+  /** A broker subscription's connection, opened at its first publish. */
+  private publisher: Publisher | undefined
+  private readonly broker: boolean
   /** The subscription secret as an HMAC key, made once. */
   private readonly key: KeyObject
   finished = false
@@ -180,11 +188,15 @@ class SubscriptionLoop {
     private readonly observer?: DeliveryObserver,
   ) {
     this.recorded = state.deliveredThrough
-    this.sender = new WebhookSender(new URL(state.url), { timeoutMs: settings.timeoutMs, allowPrivate: settings.allowPrivate })
+    this.broker = isBrokerUrl(state.destination)
+    this.sender = this.broker
+      ? undefined
+      : new WebhookSender(new URL(state.destination), { timeoutMs: settings.timeoutMs, allowPrivate: settings.allowPrivate })
     this.key = signingKey(state.secret)
-    this.done = this.run().finally(() => {
+    this.done = this.run().finally(async () => {
       this.finished = true
-      this.sender.close()
+      this.sender?.close()
+      await this.publisher?.close()
     })
   }
 
@@ -234,7 +246,10 @@ class SubscriptionLoop {
           await this.tail.beyond(this.state.deliveredThrough, signal)
           continue
         }
-        const rows = await this.ledger.listChanges({ after: this.state.deliveredThrough, limit: READ_ROWS })
+        const rows = await this.ledger.listChanges({
+          after: this.state.deliveredThrough,
+          limit: this.broker ? BROKER_READ_ROWS : READ_ROWS,
+        })
         // Rows after the cursor removed by retention: sending on would skip them silently.
         const pruned = await this.ledger.prunedThrough()
         if (this.state.deliveredThrough < pruned) {
@@ -250,14 +265,8 @@ class SubscriptionLoop {
         }
         // None past the cursor though the tail is beyond it: rows removed from the ledger. Wait for new ones.
         if (rows.length === 0) await this.tail.beyond(this.tail.position, signal)
-        for (const row of rows) {
-          if (this.stopped) break
-          if (Date.now() >= this.leaseUntil) {
-            await sleep(LEASE_WAIT_MS, signal)
-            break
-          }
-          if (!(await this.deliver(row))) break
-        }
+        else if (this.broker) await this.publish(rows)
+        else await this.post(rows)
         failures = 0
       } catch (error) {
         const wait = BACKOFF_MS[Math.min(failures++, BACKOFF_MS.length - 1)]!
@@ -282,6 +291,18 @@ class SubscriptionLoop {
     else this.lost()
   }
 
+  /** An http(s) subscription's rows, POSTed one at a time, each recorded before the next. */
+  private async post(rows: InventoryChange[]): Promise<void> {
+    for (const row of rows) {
+      if (this.stopped) return
+      if (Date.now() >= this.leaseUntil) {
+        await sleep(LEASE_WAIT_MS, this.abort.signal)
+        return
+      }
+      if (!(await this.deliver(row))) return
+    }
+  }
+
   /**
    * One attempt of one row's message; true when it was delivered and recorded. The record is durable
    * before the next message is sent, so a crash sends again only the message that was in flight.
@@ -289,7 +310,7 @@ class SubscriptionLoop {
   private async deliver(row: InventoryChange): Promise<boolean> {
     const { id: messageId, body } = webhookMessage(this.state.messageTag, row)
     const timestamp = Math.floor(Date.now() / 1000)
-    const outcome = await this.sender.send(
+    const outcome = await this.sender!.send(
       {
         'webhook-id': messageId,
         'webhook-timestamp': String(timestamp),
@@ -306,16 +327,56 @@ class SubscriptionLoop {
       await this.record()
       return !this.lostLease
     }
+    return this.failed(messageId, outcome.error)
+  }
+
+  /**
+   * A broker subscription's rows, published pipelined: the cursor moves past the messages the broker
+   * acknowledged (recorded before anything more is sent), and a failure counts as one failed attempt
+   * of the first message not acknowledged, retried along the schedule as an HTTP one is.
+   */
+  private async publish(rows: InventoryChange[]): Promise<void> {
+    if (Date.now() >= this.leaseUntil) {
+      await sleep(LEASE_WAIT_MS, this.abort.signal)
+      return
+    }
+    const messages = rows.map((row) => ({ ...webhookMessage(this.state.messageTag, row), petId: row.petId }))
+    let published: Published
+    try {
+      // Checked again at each connection: the operator may have taken the broker off BROKER_ALLOWED_HOSTS.
+      this.publisher ??= await openPublisher(parseBrokerUrl(this.state.destination, this.settings.brokerAllowedHosts ?? []), {
+        timeoutMs: this.settings.timeoutMs,
+      })
+      published = await this.publisher.publish(messages)
+    } catch (error) {
+      published = {
+        acknowledged: 0,
+        error: error instanceof DestinationRefusedError ? error.message : describeError(error),
+      }
+    }
+    if (published.acknowledged > 0) {
+      const through = rows[published.acknowledged - 1]!.seq
+      Object.assign(this.state, { deliveredThrough: through, failedAttempts: 0, nextAttemptAt: null, failingSince: null })
+      this.lastSuccessAt = new Date().toISOString()
+      for (let n = 0; n < published.acknowledged; n++) this.observer?.attempted('delivered')
+      await this.record()
+    }
+    if (published.error !== undefined && !this.lostLease) await this.failed(messages[published.acknowledged]!.id, published.error)
+  }
+
+  /** One failed attempt of the message `messageId`: recorded, retried along the schedule, or the subscription disabled past it. */
+  private async failed(messageId: string, reason: string): Promise<false> {
     // Stopping: a failure now is not counted against the subscription (the next holder tries at once).
     if (this.stopped) return false
+    const at = new Date().toISOString()
     const failedAttempts = this.state.failedAttempts + 1
     const wait = this.settings.retryScheduleMs[failedAttempts - 1]
     const nextAttemptAt =
       wait === undefined ? undefined : new Date(Date.now() + wait * (1 - JITTER + 2 * JITTER * Math.random())).toISOString()
-    const error = wait === undefined ? `${failedAttempts} attempts failed; the last: ${outcome.error}` : outcome.error
+    const error = wait === undefined ? `${failedAttempts} attempts failed; the last: ${reason}` : reason
     if (!(await this.store.recordFailure(this.state.id, this.owner, { at, error, failedAttempts, nextAttemptAt }))) return this.lost()
     Object.assign(this.state, { failedAttempts, nextAttemptAt: nextAttemptAt ?? null })
-    const context = { webhook: this.state.id, messageId, error: outcome.error, failedAttempts }
+    const context = { webhook: this.state.id, messageId, error: reason, failedAttempts }
     if (nextAttemptAt === undefined) {
       this.observer?.attempted('disabled')
       this.log.error(context, 'webhook disabled: its retry schedule ran out')

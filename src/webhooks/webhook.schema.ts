@@ -7,7 +7,9 @@ const text = (description: string) => Type.Union([Type.String(), Type.Null()], {
 
 const subscriptionFields = {
   id: Int64IdSchema('The subscription’s id.'),
-  url: Type.String({ description: 'Where its messages are POSTed.' }),
+  url: Type.String({
+    description: 'Where its messages are POSTed, or the broker they are published to (its password or token shown as `***`).',
+  }),
   description: text('What it is for; null when none was given.'),
   createdAt: Type.String({ format: 'date-time', description: 'When it was created (RFC 3339, UTC).' }),
 }
@@ -87,7 +89,11 @@ export const WebhookCreateSchema = Type.Object(
       maxLength: WEBHOOK_LIMITS.urlLength,
       description:
         'An https URL (http too outside production). Its host must be public: loopback, private, link-local and ' +
-        'unique-local addresses are refused, unless the service runs with WEBHOOK_ALLOW_PRIVATE=true.',
+        'unique-local addresses are refused, unless the service runs with WEBHOOK_ALLOW_PRIVATE=true. ' +
+        'Or a message broker: `nats://[USER:PASSWORD@]HOST:PORT/SUBJECT_PREFIX` (JetStream; each change to ' +
+        '`SUBJECT_PREFIX.<petId>`, exactly once, in seq order) or `amqp://USER:PASSWORD@HOST:PORT/VHOST?exchange=NAME&routingKey=KEY` ' +
+        '(RabbitMQ, `amqps://` with TLS; persistent, publisher confirms, at least once, in seq order), its HOST:PORT one of ' +
+        'the service’s BROKER_ALLOWED_HOSTS. A broker URL’s password is never shown again: listings mask it as `***`.',
     }),
     description: Type.Optional(Type.String({ maxLength: WEBHOOK_LIMITS.descriptionLength, description: 'What it is for.' })),
   },

@@ -1,6 +1,7 @@
 import { WEBHOOK_LIMITS, type Webhook } from '../domain.js'
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors.js'
 import type { LedgerJumps, LedgerReads, LedgerRetention, WebhookStore } from '../storage/ports.js'
+import { isBrokerUrl, parseBrokerUrl } from './broker-destination.js'
 import { checkDestination } from './destination.js'
 import { newMessageTag, newSecret } from './signature.js'
 
@@ -9,6 +10,8 @@ export interface WebhooksSettings {
   allowPrivate: boolean
   /** In production only https URLs are accepted. */
   httpsOnly: boolean
+  /** BROKER_ALLOWED_HOSTS: the brokers a nats:// or amqp:// subscription may name (none when unset). */
+  brokerAllowedHosts: readonly string[] | undefined
 }
 
 /** Ids are 32-bit: a larger one names no subscription. */
@@ -32,7 +35,8 @@ export class WebhooksService {
     if (description !== null && [...description].length > WEBHOOK_LIMITS.descriptionLength) {
       throw new InvalidInputError(`description is longer than ${WEBHOOK_LIMITS.descriptionLength} characters`)
     }
-    checkDestination(url, this.settings)
+    if (isBrokerUrl(url)) parseBrokerUrl(url, this.settings.brokerAllowedHosts ?? [])
+    else checkDestination(url, this.settings)
     const secret = newSecret()
     const webhook = await this.store.createWebhook(
       { url, description, secret, messageTag: newMessageTag(), createdAt: new Date().toISOString() },

@@ -159,6 +159,7 @@ describe('loadConfig', () => {
         webhookAllowPrivate: false,
         webhookLeaseMs: 10000,
         ledgerRetentionMs: undefined,
+        brokerAllowedHosts: undefined,
       },
     )
   })

@@ -1,3 +1,4 @@
+import { maskUrl } from '../../config.js'
 import type { Webhook, WebhookTarget } from '../../domain.js'
 import type { WebhookFailure, WebhookStore } from '../ports.js'
 import type { PostgresConnection } from './connection.js'
@@ -31,7 +32,7 @@ const iso = (date: Date | null) => (date === null ? null : date.toISOString())
 
 const toWebhook = (r: WebhookRow): Webhook => ({
   id: r.id,
-  url: r.url,
+  url: maskUrl(r.url, true),
   description: r.description,
   createdAt: r.created_at.toISOString(),
   deliveredThrough: BigInt(r.delivered_through),
@@ -44,7 +45,7 @@ const toWebhook = (r: WebhookRow): Webhook => ({
   disabledReason: r.disabled_reason,
 })
 
-const toTarget = (r: WebhookRow): WebhookTarget => ({ ...toWebhook(r), secret: r.secret, messageTag: r.message_tag })
+const toTarget = (r: WebhookRow): WebhookTarget => ({ ...toWebhook(r), destination: r.url, secret: r.secret, messageTag: r.message_tag })
 
 export function postgresWebhooks(db: PostgresConnection): WebhookStore {
   const rows = (sql: string, values: unknown[] = []) => db.query<WebhookRow>(sql, values)

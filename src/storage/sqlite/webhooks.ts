@@ -1,3 +1,4 @@
+import { maskUrl } from '../../config.js'
 import type Database from 'better-sqlite3'
 import type { Webhook, WebhookTarget } from '../../domain.js'
 import type { WebhookFailure, WebhookStore } from '../ports.js'
@@ -29,7 +30,7 @@ interface WebhookRow {
 
 export const toWebhook = (r: WebhookRow): Webhook => ({
   id: Number(r.id),
-  url: r.url,
+  url: maskUrl(r.url, true),
   description: r.description,
   createdAt: r.created_at,
   deliveredThrough: r.delivered_through,
@@ -42,7 +43,7 @@ export const toWebhook = (r: WebhookRow): Webhook => ({
   disabledReason: r.disabled_reason,
 })
 
-const toTarget = (r: WebhookRow): WebhookTarget => ({ ...toWebhook(r), secret: r.secret, messageTag: r.message_tag })
+const toTarget = (r: WebhookRow): WebhookTarget => ({ ...toWebhook(r), destination: r.url, secret: r.secret, messageTag: r.message_tag })
 
 export function sqliteWebhooks(conn: SqliteConnection, alongside: <T>(write: () => T) => Promise<T>): WebhookStore {
   const { db } = conn

@@ -1,0 +1,135 @@
+// The real brokers the broker-subscription tests publish into (issue 38): NATS with JetStream on
+// 127.0.0.1:4222 and RabbitMQ on 127.0.0.1:5672 (guest/guest), as this project's machines and CI run
+// them. Each test makes its own stream, or exchange and queue, under a fresh name, and removes it.
+import { randomBytes } from 'node:crypto'
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream'
+import { connect as natsConnect, type NatsConnection } from '@nats-io/transport-node'
+import { type ChannelModel, connect as amqpConnect } from 'amqplib'
+
+export const NATS_HOST = '127.0.0.1:4222'
+export const AMQP_HOST = '127.0.0.1:5672'
+export const BROKER_ENV = { BROKER_ALLOWED_HOSTS: `${NATS_HOST},${AMQP_HOST}` }
+
+const fresh = (what: string) => `${what}${randomBytes(5).toString('hex')}`
+
+/** One stored JetStream message, as a consumer reads it. */
+export interface StoredMessage {
+  streamSeq: number
+  subject: string
+  body: string
+  msgId: string | undefined
+  contentType: string | undefined
+}
+
+/** A JetStream stream of its own covering `<prefix>.>`, and the subscription URL publishing there. */
+export class TestStream {
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly jsm: JetStreamManager,
+    readonly name: string,
+    readonly prefix: string,
+  ) {}
+
+  /** Without `create`, only the names: the stream is made later (a subscription waiting for it). */
+  static async open(create = true): Promise<TestStream> {
+    const nc = await natsConnect({ servers: NATS_HOST })
+    const jsm = await jetstreamManager(nc)
+    const stream = new TestStream(nc, jsm, fresh('PETSTORE_TEST_'), fresh('petstore_test_'))
+    if (create) await stream.create()
+    return stream
+  }
+
+  async create(): Promise<void> {
+    await this.jsm.streams.add({ name: this.name, subjects: [`${this.prefix}.>`], duplicate_window: 120_000_000_000 })
+  }
+
+  url(auth = ''): string {
+    return `nats://${auth}${NATS_HOST}/${this.prefix}`
+  }
+
+  async count(): Promise<number> {
+    try {
+      return (await this.jsm.streams.info(this.name)).state.messages
+    } catch {
+      return 0
+    }
+  }
+
+  /** Every message the stream holds, in the stream's order. */
+  async messages(): Promise<StoredMessage[]> {
+    const info = await this.jsm.streams.info(this.name)
+    const out: StoredMessage[] = []
+    for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
+      const m = await this.jsm.streams.getMessage(this.name, { seq })
+      if (!m) continue
+      out.push({
+        streamSeq: m.seq,
+        subject: m.subject,
+        body: new TextDecoder().decode(m.data),
+        msgId: m.header?.get('Nats-Msg-Id') || undefined,
+        contentType: m.header?.get('Content-Type') || undefined,
+      })
+    }
+    return out
+  }
+
+  async close(): Promise<void> {
+    await this.jsm.streams.delete(this.name).catch(() => {})
+    await this.nc.close()
+  }
+}
+
+/** One message a RabbitMQ queue delivered, as a consumer sees it. */
+export interface QueuedMessage {
+  body: string
+  messageId: string | undefined
+  contentType: string | undefined
+  deliveryMode: number | undefined
+  routingKey: string
+}
+
+/** A topic exchange and a queue bound to it with `#`, of their own, and the subscription URL publishing there. */
+export class TestExchange {
+  readonly received: QueuedMessage[] = []
+
+  private constructor(
+    private readonly model: ChannelModel,
+    readonly exchange: string,
+    readonly queue: string,
+  ) {}
+
+  static async open(): Promise<TestExchange> {
+    const model = await amqpConnect(`amqp://guest:guest@${AMQP_HOST}`)
+    const t = new TestExchange(model, fresh('petstore.test.'), fresh('petstore.test.q.'))
+    const channel = await model.createChannel()
+    await channel.assertExchange(t.exchange, 'topic', { durable: false, autoDelete: false })
+    await channel.assertQueue(t.queue, { durable: false, exclusive: false, autoDelete: false })
+    await channel.bindQueue(t.queue, t.exchange, '#')
+    await channel.consume(
+      t.queue,
+      (m) => {
+        if (!m) return
+        t.received.push({
+          body: m.content.toString(),
+          messageId: m.properties.messageId,
+          contentType: m.properties.contentType,
+          deliveryMode: m.properties.deliveryMode,
+          routingKey: m.fields.routingKey,
+        })
+      },
+      { noAck: true },
+    )
+    return t
+  }
+
+  url(password = 'guest', routingKey = 'stock.changed'): string {
+    return `amqp://guest:${password}@${AMQP_HOST}/%2F?exchange=${encodeURIComponent(this.exchange)}&routingKey=${routingKey}`
+  }
+
+  async close(): Promise<void> {
+    const channel = await this.model.createChannel()
+    await channel.deleteQueue(this.queue).catch(() => {})
+    await channel.deleteExchange(this.exchange).catch(() => {})
+    await this.model.close()
+  }
+}

@@ -1,10 +1,16 @@
 // The real brokers the broker-subscription tests publish into (issue 38): NATS with JetStream on
 // 127.0.0.1:4222 and RabbitMQ on 127.0.0.1:5672 (guest/guest), as this project's machines and CI run
 // them. Each test makes its own stream, or exchange and queue, under a fresh name, and removes it.
+import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream'
 import { connect as natsConnect, type NatsConnection } from '@nats-io/transport-node'
 import { type ChannelModel, connect as amqpConnect } from 'amqplib'
+import { freePort } from '../support/metrics-scrape.js'
+import { waitFor } from './receiver.js'
 
 export const NATS_HOST = '127.0.0.1:4222'
 export const AMQP_HOST = '127.0.0.1:5672'
@@ -28,13 +34,15 @@ export class TestStream {
     private readonly jsm: JetStreamManager,
     readonly name: string,
     readonly prefix: string,
+    readonly host: string,
   ) {}
 
   /** Without `create`, only the names: the stream is made later (a subscription waiting for it). */
-  static async open(create = true): Promise<TestStream> {
-    const nc = await natsConnect({ servers: NATS_HOST })
+  static async open(create = true, host = NATS_HOST): Promise<TestStream> {
+    // The test's own reads reconnect (a server restart is a test's point): only the service's must not.
+    const nc = await natsConnect({ servers: host, maxReconnectAttempts: -1, reconnectTimeWait: 100 })
     const jsm = await jetstreamManager(nc)
-    const stream = new TestStream(nc, jsm, fresh('PETSTORE_TEST_'), fresh('petstore_test_'))
+    const stream = new TestStream(nc, jsm, fresh('PETSTORE_TEST_'), fresh('petstore_test_'), host)
     if (create) await stream.create()
     return stream
   }
@@ -44,7 +52,7 @@ export class TestStream {
   }
 
   url(auth = ''): string {
-    return `nats://${auth}${NATS_HOST}/${this.prefix}`
+    return `nats://${auth}${this.host}/${this.prefix}`
   }
 
   async count(): Promise<number> {
@@ -76,6 +84,58 @@ export class TestStream {
   async close(): Promise<void> {
     await this.jsm.streams.delete(this.name).catch(() => {})
     await this.nc.close()
+  }
+}
+
+/**
+ * A nats-server of the test's own, with JetStream stored in a folder of its own, on a free port: one
+ * that a test may stop and start again without disturbing the others.
+ */
+export class PrivateNats {
+  private child: ChildProcess | undefined
+
+  private constructor(
+    readonly port: number,
+    private readonly dir: string,
+  ) {}
+
+  get host() {
+    return `127.0.0.1:${this.port}`
+  }
+
+  static async start(): Promise<PrivateNats> {
+    const nats = new PrivateNats(await freePort(), mkdtempSync(join(tmpdir(), 'petstore-nats-')))
+    await nats.up()
+    return nats
+  }
+
+  async up(): Promise<void> {
+    this.child = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], { stdio: 'ignore' })
+    await waitFor(
+      async () => {
+        try {
+          await (await natsConnect({ servers: this.host, reconnect: false })).close()
+          return true
+        } catch {
+          return false
+        }
+      },
+      15_000,
+      `nats-server on ${this.host}`,
+    )
+  }
+
+  async down(): Promise<void> {
+    const child = this.child
+    if (!child || child.exitCode !== null) return
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGTERM')
+    await exited
+  }
+
+  async close(): Promise<void> {
+    await this.down()
+    rmSync(this.dir, { recursive: true, force: true })
   }
 }
 

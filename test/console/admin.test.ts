@@ -12,6 +12,7 @@ import type { Browser, Page } from 'playwright-core'
 import { createClient, PetstoreError } from 'petstore-client'
 import { browserUnavailable, launchBrowser } from '../support/browser.js'
 import { BACKENDS, createKey, useSuite } from '../support/helpers.js'
+import { BROKER_ENV, TestExchange } from '../webhooks/brokers.js'
 import { openConsole, settledTable, signIn } from './console-page.js'
 
 const ARTIFACTS = fileURLToPath(new URL('../../../test-artifacts/console/', import.meta.url))
@@ -22,7 +23,13 @@ for (const backend of BACKENDS) {
     const suite = useSuite(backend, {
       seed: [{ petId: 1, quantity: 1, status: 'available' }],
       // Deliveries to 127.0.0.1 allowed, a schedule that runs out at once, the report flushed often.
-      env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '100ms', WEBHOOK_TIMEOUT_MS: '500', DEPRECATED_CALLS_FLUSH_MS: '100' },
+      env: {
+        WEBHOOK_ALLOW_PRIVATE: 'true',
+        WEBHOOK_RETRY_SCHEDULE: '100ms',
+        WEBHOOK_TIMEOUT_MS: '500',
+        DEPRECATED_CALLS_FLUSH_MS: '100',
+        ...BROKER_ENV,
+      },
     })
     let browser: Browser
     before(async () => {
@@ -114,6 +121,39 @@ for (const backend of BACKENDS) {
         await context.close()
         endpoint.closeAllConnections()
         await new Promise((resolve) => endpoint.close(resolve))
+      }
+    })
+
+    test('When an admin adds a RabbitMQ subscription with a password, then the page says where it publishes, never shows the password, and the queue gets the next change', async () => {
+      const exchange = await TestExchange.open()
+      const { context, page, problems } = await openConsole(browser, suite.server.baseUrl)
+      try {
+        await signIn(page, suite.token)
+        await page.getByRole('link', { name: 'Webhooks' }).click()
+        await settledTable(page, 'Webhooks')
+        await page.getByLabel('URL').fill(exchange.url('guest'))
+        await page.getByRole('button', { name: 'Add webhook' }).click()
+        const masked = exchange.url('***')
+        await page.getByRole('status').getByText(`Publishing into ${masked}`).waitFor()
+        assert.equal(await page.getByLabel('Secret').count(), 0, 'no signing secret for a broker')
+        const table = await settledTable(page, 'Webhooks')
+        await table.getByText(masked).waitFor()
+        await client(suite.token).inventory.set(1n, { quantity: 7 })
+        const deadline = performance.now() + 10_000
+        while (exchange.received.length === 0) {
+          assert.ok(performance.now() < deadline, 'the change is published within 10 s')
+          await new Promise((resolve) => setTimeout(resolve, 50))
+        }
+        assert.match(exchange.received[0]!.body, /"quantity":7/)
+        await page.screenshot({ path: `${ARTIFACTS}webhooks-broker-${backend.name}.png`, fullPage: true })
+        assert.doesNotMatch(await page.content(), /guest:guest/, 'the password is in no part of the page')
+        await page.getByRole('button', { name: `Remove ${masked}` }).click()
+        await page.getByRole('button', { name: `Confirm removing ${masked}` }).click()
+        await page.getByRole('button', { name: `Remove ${masked}` }).waitFor({ state: 'detached' })
+        assert.deepEqual(problems, [])
+      } finally {
+        await context.close()
+        await exchange.close()
       }
     })
 

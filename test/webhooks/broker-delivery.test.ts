@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { useAppSuite } from '../support/app.js'
-import { BACKENDS } from '../support/helpers.js'
+import { BACKENDS, runCli, useSuite } from '../support/helpers.js'
 import { BROKER_ENV, TestExchange, TestStream } from './brokers.js'
 import { rowTexts, waitFor } from './receiver.js'
 
@@ -159,3 +159,29 @@ for (const backend of BACKENDS) {
     })
   })
 }
+
+describe('broker credentials in a real process: the CLI, the logs (sqlite)', () => {
+  const suite = useSuite(BACKENDS[0]!, { env: { ...ENV, LOG_LEVEL: 'info' }, seed: PETS })
+
+  test('When `petstore webhooks add` is given an amqp URL with a wrong password, then neither the CLI, the listing nor the log lines of the failing deliveries show it', async () => {
+    const exchange = await TestExchange.open()
+    try {
+      const env = { DATABASE_URL: suite.database.url, ...BROKER_ENV }
+      const url = exchange.url('Wrong-Secret-pw')
+      const added = await runCli(['webhooks', 'add', url], env)
+      assert.equal(added.code, 0, added.stderr)
+      assert.match(added.stderr, new RegExp(`Created webhook \\d+ to ${exchange.url('***').replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`))
+      const res = await suite.server.request('PATCH', '/v1/inventory/1', { token: suite.token, body: { quantity: 5 } })
+      assert.equal(res.status, 200)
+      await suite.server.waitForLog((l) => l.msg === 'webhook delivery failed; it will be retried', 15_000)
+      const listed = await runCli(['webhooks', 'list'], env)
+      assert.equal(listed.code, 0, listed.stderr)
+      assert.ok(listed.stdout.includes(exchange.url('***')))
+      const logs = JSON.stringify(suite.server.logs())
+      assert.match(logs, /could not connect to AMQP at amqp:\/\/guest:\*\*\*@/)
+      for (const text of [added.stdout, added.stderr, listed.stdout, listed.stderr, logs]) assert.doesNotMatch(text, /Wrong-Secret-pw/)
+    } finally {
+      await exchange.close()
+    }
+  })
+})

@@ -6,6 +6,8 @@ import { api, type Session } from '../session.js'
 
 const when = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' })
 const at = (value: string | null) => (value === null ? '—' : when.format(Date.parse(value)))
+/** A subscription into a message broker: its messages are not signed, so it has no secret to show. */
+const isBroker = (url: string) => /^(nats|amqps?):\/\//i.test(url)
 
 /** Webhook subscriptions (admin): add one (its secret shown once), see how delivery stands, re-enable, remove. */
 export function WebhooksPage({ session }: { session: Session }) {
@@ -52,12 +54,30 @@ export function WebhooksPage({ session }: { session: Session }) {
       <h2 id="webhooks-heading">Webhooks</h2>
       <form class="stack" onSubmit={add}>
         <label for="hook-url">URL</label>
-        <input id="hook-url" type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+        <input
+          id="hook-url"
+          type="url"
+          required
+          aria-describedby="hook-url-hint"
+          value={url}
+          onInput={(e) => setUrl(e.currentTarget.value)}
+        />
+        <p id="hook-url-hint" class="hint">
+          An https endpoint, or a message broker the operator allowed: <code>nats://HOST:PORT/SUBJECT_PREFIX</code> (JetStream) or{' '}
+          <code>amqp://USER:PASSWORD@HOST:PORT/VHOST?exchange=NAME&amp;routingKey=KEY</code> (RabbitMQ). A password is never shown again.
+        </p>
         <label for="hook-description">Description</label>
         <input id="hook-description" maxLength={500} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
         <button type="submit">Add webhook</button>
       </form>
-      {created && (
+      {created && isBroker(created.url) && (
+        <div role="status">
+          <p>
+            Publishing into <strong>{created.url}</strong>: each stock change from now on, as the broker acknowledges it.
+          </p>
+        </div>
+      )}
+      {created && !isBroker(created.url) && (
         <div role="status" class="token">
           <p>
             Subscribed <strong>{created.url}</strong>. Its signing secret is shown only this once: keep it to verify messages.

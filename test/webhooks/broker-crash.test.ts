@@ -145,6 +145,63 @@ for (const backend of BACKENDS) {
   })
 }
 
+for (const backend of BACKENDS) {
+  describe(`a broker down for a while (${backend.name}, real processes)`, () => {
+    const resources = useResources()
+    const closing: { close(): Promise<void> }[] = []
+    after(async () => {
+      for (const c of closing) await c.close()
+    })
+
+    test('When the nats-server is down for 5 s, then PATCHes are answered as before, the subscription shows failing since and why, and once it is back the stream holds every row once, in order', async () => {
+      const nats = await PrivateNats.start()
+      closing.push(nats)
+      const stream = await TestStream.open(true, nats.host)
+      closing.push(stream)
+      const database = await resources.database(backend)
+      const token = await createKey(database.url, 'brokers')
+      await seed(database.url, items(5, 1))
+      // Retries every second for 15 s: the outage makes it failing, not disabled.
+      const server = await resources.server(database.url, { ...env(nats.host), WEBHOOK_RETRY_SCHEDULE: Array(15).fill('1s').join(',') })
+      const start = (await ledgerEnd(server, token)) + 1n
+      await subscribe(server, token, stream.url())
+      const patch = async (n: number) => {
+        const sent = performance.now()
+        const res = await server.request('PATCH', `/v1/inventory/${(n % 5) + 1}`, { token, body: { quantity: n } })
+        assert.equal(res.status, 200, res.text)
+        return performance.now() - sent
+      }
+      let n = 0
+      for (; n < 20; n++) await patch(n)
+      await waitFor(async () => (await stream.count()) >= 20, 15_000, 'the rows before the outage')
+      await nats.down()
+      const downSince = Date.now()
+      const during: number[] = []
+      while (Date.now() - downSince < 5000) {
+        during.push(await patch(n++))
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      const [state] = (await server.request('GET', '/v1/webhooks', { token })).body
+      assert.equal(state.state, 'failing')
+      assert.ok(Date.parse(state.failingSince) >= downSince - 1000, `failing since the outage (${state.failingSince})`)
+      assert.match(state.lastError, new RegExp(`could not connect to NATS at ${nats.host}`))
+      assert.ok(state.failedAttempts >= 2, `retried along the schedule (${state.failedAttempts})`)
+      during.sort((a, b) => a - b)
+      assert.ok(
+        during.at(-1)! < 500,
+        `PATCHes answered as before during the outage (worst ${during.at(-1)!.toFixed(1)} ms of ${during.length})`,
+      )
+      await nats.up()
+      await waitFor(async () => (await stream.count()) >= n, 30_000, 'every row once the broker is back')
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      assertExactlyOnce(await streamSeqs(stream), start, n, 'across the outage')
+      const [after] = (await server.request('GET', '/v1/webhooks', { token })).body
+      assert.equal(after.state, 'active')
+      assert.equal(after.failingSince, null)
+    })
+  })
+}
+
 const postgres = BACKENDS.find((b) => b.name === 'postgres')
 describe('two instances on PostgreSQL publishing into JetStream (real processes)', { skip: postgres === undefined }, () => {
   const resources = useResources()

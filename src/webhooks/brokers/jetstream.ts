@@ -43,10 +43,11 @@ export class JetStreamPublisher implements Publisher {
     } catch (error) {
       return { acknowledged: 0, error: `could not connect to NATS at ${this.destination.server}: ${describeError(error)}` }
     }
-    const h = headers()
-    h.set('Content-Type', 'application/json')
     const acks = messages.map((m) => {
       const subject = `${this.destination.subjectPrefix}.${m.petId}`
+      // Headers of its own: the client adds Nats-Msg-Id to the object it is given.
+      const h = headers()
+      h.set('Content-Type', 'application/json')
       return js.publish(subject, m.body, { msgID: m.id, headers: h, timeout: this.options.timeoutMs }).then(
         () => undefined,
         (error: unknown) => failure(error, subject, this.options.timeoutMs),

@@ -1,5 +1,4 @@
 import { maskUrl } from '../../config.js'
-import type { BrokerDestination } from '../broker-destination.js'
 
 /** One ledger row's message to a broker: the webhook's id and body, and the pet it is about. */
 export interface BrokerMessage {
@@ -28,12 +27,6 @@ export interface Publisher {
 export interface PublisherOptions {
   /** How long a connection, or an acknowledgement, is waited for. */
   timeoutMs: number
-}
-
-/** The broker's client, loaded only now: a service without broker subscriptions never loads it. */
-export async function openPublisher(destination: BrokerDestination, options: PublisherOptions): Promise<Publisher> {
-  if (destination.kind === 'nats') return new (await import('./jetstream.js')).JetStreamPublisher(destination, options)
-  return new (await import('./amqp.js')).AmqpPublisher(destination, options)
 }
 
 /** A broker connection opened at its first use and kept until dropped; a failed open is not kept (the next use tries again). */

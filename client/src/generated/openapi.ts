@@ -714,7 +714,7 @@ export interface components {
              * @description The subscription’s id. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              */
             id: bigint;
-            /** @description Where its messages are POSTed. */
+            /** @description Where its messages are POSTed, or the broker they are published to (its password or token shown as `***`). */
             url: string;
             /** @description What it is for; null when none was given. */
             description: string | null;
@@ -764,7 +764,7 @@ export interface components {
              * @description The subscription’s id. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              */
             id: bigint;
-            /** @description Where its messages are POSTed. */
+            /** @description Where its messages are POSTed, or the broker they are published to (its password or token shown as `***`). */
             url: string;
             /** @description What it is for; null when none was given. */
             description: string | null;
@@ -784,7 +784,7 @@ export interface components {
          *     }
          */
         WebhookCreate: {
-            /** @description An https URL (http too outside production). Its host must be public: loopback, private, link-local and unique-local addresses are refused, unless the service runs with WEBHOOK_ALLOW_PRIVATE=true. */
+            /** @description An https URL (http too outside production). Its host must be public: loopback, private, link-local and unique-local addresses are refused, unless the service runs with WEBHOOK_ALLOW_PRIVATE=true. Or a message broker: `nats://[USER:PASSWORD@]HOST:PORT/SUBJECT_PREFIX` (JetStream; each change to `SUBJECT_PREFIX.<petId>`, exactly once, in seq order) or `amqp://USER:PASSWORD@HOST:PORT/VHOST?exchange=NAME&routingKey=KEY` (RabbitMQ, `amqps://` with TLS; persistent, publisher confirms, at least once, in seq order), its HOST:PORT one of the service’s BROKER_ALLOWED_HOSTS. A broker URL’s password is never shown again: listings mask it as `***`. */
             url: string;
             /** @description What it is for. */
             description?: string;

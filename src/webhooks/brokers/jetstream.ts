@@ -1,4 +1,4 @@
-import { connect, createInbox, headers, type Msg, type NatsConnection } from '@nats-io/transport-node'
+import { connect, createInbox, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node'
 import type { BrokerDestination } from '../broker-destination.js'
 import { type BrokerMessage, describeError, LazyConnection, type Published, type Publisher, type PublisherOptions } from './publisher.js'
 
@@ -16,8 +16,9 @@ type NatsDestination = Extract<BrokerDestination, { kind: 'nats' }>
  *
  * Each message is a plain publish whose reply subject is `<inbox>.<batch>.<index>`, and one
  * subscription to the inbox takes the stream's acknowledgements: the JetStream client's publish (a
- * request each, with a timer and a promise chain of its own) cost 61 µs of CPU a message, this 20
- * (20,000 messages in batches of 1,000 to the local server; process.cpuUsage).
+ * request each, with a timer and a promise chain of its own) cost 61 µs of CPU a message, this 7
+ * (messages in batches of 1,000 to the local server; process.cpuUsage). An acknowledgement is
+ * recognised without parsing its JSON; only an error is parsed.
  */
 
 interface Connection {
@@ -68,12 +69,18 @@ export class JetStreamPublisher implements Publisher {
 
   /** The stream's answer to one message of the current batch. */
   private acknowledged(inbox: string, msg: Msg) {
-    const [batchId, index] = msg.subject
-      .slice(inbox.length + 1)
-      .split('.')
-      .map(Number)
+    const subject = msg.subject
+    const dot = subject.lastIndexOf('.')
+    const batchId = Number(subject.slice(inbox.length + 1, dot))
+    const index = Number(subject.slice(dot + 1))
     const batch = this.batch
-    if (batch === undefined || batchId !== batch.id || index === undefined || batch.outcomes[index] !== undefined) return
+    if (
+      batch === undefined ||
+      batchId !== batch.id ||
+      !(index >= 0 && index < batch.outcomes.length) ||
+      batch.outcomes[index] !== undefined
+    )
+      return
     batch.outcomes[index] = answer(msg, batch.subjects[index]!)
     if (--batch.waiting === 0) batch.settled()
   }
@@ -104,12 +111,10 @@ export class JetStreamPublisher implements Publisher {
         this.options.timeoutMs,
       )
     })
-    for (const [i, m] of messages.entries()) {
-      const h = headers()
-      h.set('Content-Type', 'application/json')
-      h.set('Nats-Msg-Id', m.id)
+    const encoded = encodeMessages(messages)
+    for (const [i, m] of encoded.entries()) {
       try {
-        nc.publish(subjects[i]!, m.body, { reply: `${inbox}.${id}.${i}`, headers: h })
+        nc.publish(subjects[i]!, m.body, { reply: `${inbox}.${id}.${i}`, headers: m.headers })
       } catch (error) {
         this.settleAll(`could not publish to NATS: ${describeError(error)}`)
         break
@@ -129,13 +134,41 @@ export class JetStreamPublisher implements Publisher {
   }
 }
 
+/**
+ * Each message's headers (`NATS/1.0`, then one line each, as the client would encode them) and body,
+ * encoded into one Buffer for the batch: a message's own TextEncoder call for its body and MsgHdrs
+ * for its headers (which validates and canonicalises every key and value into a Map) cost 3.5 µs
+ * of CPU a message here. The client calls only encode() on the headers it publishes. A message id
+ * is `msg_<tag>_<seq>`, never a CR or LF.
+ */
+function encodeMessages(messages: BrokerMessage[]): { headers: MsgHdrs; body: Uint8Array }[] {
+  let most = 0
+  for (const m of messages) most += HEADERS_BYTES + m.id.length + 3 * m.body.length
+  const bytes = Buffer.allocUnsafe(most)
+  let at = 0
+  return messages.map((m) => {
+    const start = at
+    at += bytes.write(`NATS/1.0\r\nContent-Type: application/json\r\nNats-Msg-Id: ${m.id}\r\n\r\n`, at)
+    const headers = bytes.subarray(start, at)
+    const body = at
+    at += bytes.write(m.body, at)
+    return { headers: { encode: () => headers } as unknown as MsgHdrs, body: bytes.subarray(body, at) }
+  })
+}
+const HEADERS_BYTES = 'NATS/1.0\r\nContent-Type: application/json\r\nNats-Msg-Id: \r\n\r\n'.length
+
+const utf8 = new TextDecoder()
+
 /** '' for a stored (or duplicate) message; otherwise why JetStream did not take it. */
 function answer(msg: Msg, subject: string): string {
   // No subscriber on the subject: the server's 503 status, an empty message with headers.
   if (msg.headers?.hasError && msg.headers.code === 503)
     return `no JetStream stream covers the subject ${subject} (or JetStream is not enabled)`
+  const text = utf8.decode(msg.data)
+  // An acknowledgement, {"stream":…,"seq":…[,"duplicate":true]}, read without parsing it.
+  if (text.startsWith('{"stream":"') && !text.includes('"error"')) return ''
   try {
-    const ack = JSON.parse(new TextDecoder().decode(msg.data)) as { stream?: string; error?: { description?: string; code?: number } }
+    const ack = JSON.parse(text) as { stream?: string; error?: { description?: string; code?: number } }
     if (ack.error) return `JetStream refused the message: ${ack.error.description ?? 'error'} (${ack.error.code ?? '?'})`
     return typeof ack.stream === 'string' ? '' : 'JetStream answered with something other than an acknowledgement'
   } catch {

@@ -1,15 +1,17 @@
 // Issue 38: exactly once into JetStream, in seq order, whatever breaks, with real `petstore serve`
 // processes and a nats-server of the test's own: the publishing instance killed with SIGKILL in the
-// middle of a burst, the nats-server stopped and started again mid-burst, and (PostgreSQL) two
-// instances where the publishing one is killed and the other takes over. A JetStream consumer then
-// reads every seq after the subscription's start once, in order. And a RabbitMQ connection cut mid-burst
-// (the broker's side closing it): at least once, in seq order, a repeat only of what was unconfirmed.
+// middle of a burst, the nats-server stopped and started again mid-burst, the nats-server down for a
+// minute while PATCHes go on, and (PostgreSQL) two instances where the publishing one is killed and
+// the other takes over. A JetStream consumer then reads every seq after the subscription's start
+// once, in order. Into RabbitMQ (at least once, in seq order, a repeat only of what was unconfirmed):
+// a connection cut mid-burst, a kill -9 mid-burst, and a RabbitMQ node of the test's own restarted
+// mid-burst, its durable queue read afterwards.
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import pg from 'pg'
 import { assertInvariants, BACKENDS, createKey, seed, type TestServer, useResources } from '../support/helpers.js'
 import { TcpProxy } from '../support/tcp-proxy.js'
-import { PrivateNats, TestExchange, TestStream } from './brokers.js'
+import { PrivateNats, PrivateRabbit, TestExchange, TestStream } from './brokers.js'
 import { waitFor } from './receiver.js'
 
 const env = (natsHost: string) => ({
@@ -19,6 +21,8 @@ const env = (natsHost: string) => ({
   WEBHOOK_LEASE_MS: '1000',
 })
 const BURST = 3000
+/** How long the broker is down in the outage test: the issue's minute. */
+const OUTAGE_MS = 60_000
 const items = (count: number, quantity: number) =>
   Array.from({ length: count }, (_, i) => ({ petId: i + 1, quantity: quantity + i, status: 'available' }))
 
@@ -142,6 +146,48 @@ for (const backend of BACKENDS) {
       assert.ok(repeats <= 2000, `${repeats} repeated`)
       await second.stop()
     })
+
+    test('When RabbitMQ itself is restarted mid-burst (a node of the test’s own, stopped gracefully), then its durable queue holds every row at least once, its first copies in seq order, and the subscription is active again', async () => {
+      const rabbit = await PrivateRabbit.start()
+      closing.push(rabbit)
+      const database = await resources.database(backend)
+      const token = await createKey(database.url, 'brokers')
+      await seed(database.url, items(5, 1))
+      const server = await resources.server(database.url, {
+        ...env(rabbit.host),
+        WEBHOOK_RETRY_SCHEDULE: Array(20).fill('1s').join(','),
+      })
+      const start = (await ledgerEnd(server, token)) + 1n
+      await subscribe(server, token, rabbit.url())
+      const depth = async () => (await rabbit.depth()) ?? 0
+
+      // A burst long enough to be in the middle of it when the node stops (about 10,000 rows a second).
+      const burst = 4 * BURST
+      await seed(database.url, items(burst, 100))
+      await waitFor(async () => (await depth()) >= 200, 15_000, 'the first messages')
+      await rabbit.down()
+      const stoppedAt = await depth()
+      await rabbit.up()
+      const end = start + BigInt(burst) - 1n
+      let last: unknown
+      await waitFor(
+        async () => {
+          const [state] = (await server.request('GET', '/v1/webhooks', { token })).body
+          last = state
+          return state.state === 'active' && BigInt(state.deliveredThrough) === end
+        },
+        60_000,
+        () => `the subscription active through ${end} (${JSON.stringify(last)})`,
+      )
+      const ids = (await rabbit.drain()).map((m) => BigInt(/_(\d+)$/.exec(m.messageId ?? '')?.[1] ?? -1))
+      const firstCopies = ids.filter((seq, i, all) => all.indexOf(seq) === i)
+      assertExactlyOnce(firstCopies, start, burst, 'first copies')
+      assert.ok(stoppedAt < burst, `the node stopped mid-burst (${stoppedAt} of ${burst} were in the queue)`)
+      // At most what was unconfirmed when the node stopped: one batch of 1,000.
+      assert.ok(ids.length - firstCopies.length <= 1000, `${ids.length - firstCopies.length} repeated`)
+      await server.stop()
+      await assertInvariants(database.url, 'after the RabbitMQ restart')
+    })
   })
 }
 
@@ -153,7 +199,7 @@ for (const backend of BACKENDS) {
       for (const c of closing) await c.close()
     })
 
-    test('When the nats-server is down for 5 s, then PATCHes are answered as before, the subscription shows failing since and why, and once it is back the stream holds every row once, in order', async () => {
+    test('When the nats-server is down for a minute, then PATCHes are answered as before, the subscription shows failing since and why, and once it is back the stream holds every row once, in order', async () => {
       const nats = await PrivateNats.start()
       closing.push(nats)
       const stream = await TestStream.open(true, nats.host)
@@ -161,8 +207,8 @@ for (const backend of BACKENDS) {
       const database = await resources.database(backend)
       const token = await createKey(database.url, 'brokers')
       await seed(database.url, items(5, 1))
-      // Retries every second for 15 s: the outage makes it failing, not disabled.
-      const server = await resources.server(database.url, { ...env(nats.host), WEBHOOK_RETRY_SCHEDULE: Array(15).fill('1s').join(',') })
+      // A schedule that outlasts the outage (a minute of failures makes it failing, not disabled), as the default does.
+      const server = await resources.server(database.url, { ...env(nats.host), WEBHOOK_RETRY_SCHEDULE: '1s,2s,5s,10s,15s,15s,15s,30s,60s' })
       const start = (await ledgerEnd(server, token)) + 1n
       await subscribe(server, token, stream.url())
       const patch = async (n: number) => {
@@ -177,7 +223,7 @@ for (const backend of BACKENDS) {
       await nats.down()
       const downSince = Date.now()
       const during: number[] = []
-      while (Date.now() - downSince < 5000) {
+      while (Date.now() - downSince < OUTAGE_MS) {
         during.push(await patch(n++))
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
@@ -185,13 +231,15 @@ for (const backend of BACKENDS) {
       assert.equal(state.state, 'failing')
       assert.ok(Date.parse(state.failingSince) >= downSince - 1000, `failing since the outage (${state.failingSince})`)
       assert.match(state.lastError, new RegExp(`could not connect to NATS at ${nats.host}`))
-      assert.ok(state.failedAttempts >= 2, `retried along the schedule (${state.failedAttempts})`)
+      // Attempts at 0, 1, 3, 8, 18, 33, 48 s (±10 %): seven within the minute, following the schedule.
+      assert.ok(state.failedAttempts >= 6 && state.failedAttempts <= 8, `retried along the schedule (${state.failedAttempts})`)
       during.sort((a, b) => a - b)
       assert.ok(
         during.at(-1)! < 500,
         `PATCHes answered as before during the outage (worst ${during.at(-1)!.toFixed(1)} ms of ${during.length})`,
       )
       await nats.up()
+      // The next attempt is at most 15 s (+10 %) after the broker is back.
       await waitFor(async () => (await stream.count()) >= n, 30_000, 'every row once the broker is back')
       await new Promise((resolve) => setTimeout(resolve, 500))
       assertExactlyOnce(await streamSeqs(stream), start, n, 'across the outage')

@@ -3,7 +3,7 @@
 // them. Each test makes its own stream, or exchange and queue, under a fresh name, and removes it.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream'
@@ -87,6 +87,22 @@ export class TestStream {
   }
 }
 
+/** Waits until a server of the test's own takes a connection (closed again at once). */
+async function untilConnects(connect: () => Promise<{ close(): Promise<void> }>, ms: number, what: string): Promise<void> {
+  await waitFor(
+    async () => {
+      try {
+        await (await connect()).close()
+        return true
+      } catch {
+        return false
+      }
+    },
+    ms,
+    what,
+  )
+}
+
 /**
  * A nats-server of the test's own, with JetStream stored in a folder of its own, on a free port: one
  * that a test may stop and start again without disturbing the others.
@@ -111,18 +127,7 @@ export class PrivateNats {
 
   async up(): Promise<void> {
     this.child = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], { stdio: 'ignore' })
-    await waitFor(
-      async () => {
-        try {
-          await (await natsConnect({ servers: this.host, reconnect: false })).close()
-          return true
-        } catch {
-          return false
-        }
-      },
-      15_000,
-      `nats-server on ${this.host}`,
-    )
+    await untilConnects(() => natsConnect({ servers: this.host, reconnect: false }), 15_000, `nats-server on ${this.host}`)
   }
 
   async down(): Promise<void> {
@@ -191,5 +196,114 @@ export class TestExchange {
     await channel.deleteQueue(this.queue).catch(() => {})
     await channel.deleteExchange(this.exchange).catch(() => {})
     await this.model.close()
+  }
+}
+
+/** Where Debian's rabbitmq-server puts the server itself (its /usr/sbin wrapper runs as the rabbitmq user, with the machine's node's settings). */
+const RABBITMQ_SERVER = '/usr/lib/rabbitmq/bin/rabbitmq-server'
+
+/**
+ * A RabbitMQ node of the test's own (its own name, ports, data and cookie in a folder of its own),
+ * with a durable topic exchange and a durable queue bound to it with `#`: one that a test may stop
+ * and start again without disturbing the others, its persistent messages kept across the restart.
+ * Nothing consumes the queue until `drain`.
+ */
+export class PrivateRabbit {
+  private child: ChildProcess | undefined
+  readonly exchange = fresh('petstore.test.')
+  readonly queue = fresh('petstore.test.q.')
+
+  private constructor(
+    readonly port: number,
+    private readonly distPort: number,
+    private readonly dir: string,
+  ) {}
+
+  get host() {
+    return `127.0.0.1:${this.port}`
+  }
+
+  static async start(): Promise<PrivateRabbit> {
+    const rabbit = new PrivateRabbit(await freePort(), await freePort(), mkdtempSync(join(tmpdir(), 'petstore-rabbit-')))
+    writeFileSync(join(rabbit.dir, 'rabbitmq.conf'), `listeners.tcp.local = 127.0.0.1:${rabbit.port}\n`)
+    writeFileSync(join(rabbit.dir, 'enabled_plugins'), '[].\n')
+    await rabbit.up()
+    const model = await amqpConnect(rabbit.connection())
+    const channel = await model.createChannel()
+    await channel.assertExchange(rabbit.exchange, 'topic', { durable: true })
+    await channel.assertQueue(rabbit.queue, { durable: true })
+    await channel.bindQueue(rabbit.queue, rabbit.exchange, '#')
+    await model.close()
+    return rabbit
+  }
+
+  private connection() {
+    return `amqp://guest:guest@${this.host}`
+  }
+
+  url(routingKey = 'stock.changed'): string {
+    return `${this.connection()}/%2F?exchange=${encodeURIComponent(this.exchange)}&routingKey=${routingKey}`
+  }
+
+  async up(): Promise<void> {
+    const env = {
+      ...process.env,
+      HOME: this.dir,
+      RABBITMQ_NODENAME: `petstore-test-${this.port}@localhost`,
+      RABBITMQ_NODE_PORT: String(this.port),
+      RABBITMQ_DIST_PORT: String(this.distPort),
+      RABBITMQ_CONFIG_FILE: join(this.dir, 'rabbitmq.conf'),
+      RABBITMQ_ENABLED_PLUGINS_FILE: join(this.dir, 'enabled_plugins'),
+      RABBITMQ_MNESIA_BASE: join(this.dir, 'mnesia'),
+      RABBITMQ_LOG_BASE: join(this.dir, 'log'),
+      RABBITMQ_PID_FILE: join(this.dir, 'pid'),
+    }
+    this.child = spawn(RABBITMQ_SERVER, [], { env, stdio: 'ignore', detached: true })
+    await untilConnects(() => amqpConnect(this.connection()), 60_000, `rabbitmq-server on ${this.host}`)
+  }
+
+  /** A graceful stop (SIGTERM to the node's process group), as `systemctl restart` does. */
+  async down(): Promise<void> {
+    const child = this.child
+    if (!child || child.exitCode !== null || child.pid === undefined) return
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    process.kill(-child.pid, 'SIGTERM')
+    await exited
+  }
+
+  /** How many messages the queue holds, or undefined while the node does not answer. */
+  async depth(): Promise<number | undefined> {
+    try {
+      const model = await amqpConnect(this.connection())
+      try {
+        return (await (await model.createChannel()).checkQueue(this.queue)).messageCount
+      } finally {
+        await model.close()
+      }
+    } catch {
+      return undefined
+    }
+  }
+
+  /** Every message the queue holds, in the queue's order (taken off it). */
+  async drain(): Promise<QueuedMessage[]> {
+    const model = await amqpConnect(this.connection())
+    const channel = await model.createChannel()
+    const out: QueuedMessage[] = []
+    for (let m = await channel.get(this.queue, { noAck: true }); m !== false; m = await channel.get(this.queue, { noAck: true }))
+      out.push({
+        body: m.content.toString(),
+        messageId: m.properties.messageId,
+        contentType: m.properties.contentType,
+        deliveryMode: m.properties.deliveryMode,
+        routingKey: m.fields.routingKey,
+      })
+    await model.close()
+    return out
+  }
+
+  async close(): Promise<void> {
+    await this.down()
+    rmSync(this.dir, { recursive: true, force: true })
   }
 }

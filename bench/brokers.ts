@@ -1,6 +1,8 @@
 // Webhook subscriptions into message brokers (issue 38), on each backend (SQLite; PostgreSQL when it
 // answers) and into each broker (NATS JetStream on 127.0.0.1:4222, RabbitMQ on 127.0.0.1:5672), the
-// real servers of this machine. A one-off, not part of `npm run bench`:
+// real servers of this machine; a broker that does not answer is skipped, with a note. Part of
+// `npm run bench` (run.ts runs it after the live-changes group, and `BENCH_SCENARIOS=brokers` alone
+// runs only it, replacing only its section of bench/RESULTS.md); it also runs on its own:
 //
 //   npm run build && node dist/bench/brokers.js
 //
@@ -16,7 +18,7 @@
 // 2. Server CPU per PATCH with one broker subscription against none. Two services side by side, each
 //    on a fresh database with the same env: `with` holds the subscription (the one of step 1, its
 //    publisher connected and the ledger tail started long before any measured round), `none` never
-//    had one (100,000 entries imported at start, so both hold a store of that size). Side by side
+//    had one (BROKERS_BACKLOG entries imported at start, so both hold a store of that size). Side by side
 //    rather than deleting and re-creating the subscription between rounds: a re-created one would
 //    connect to the broker and take its lease inside a measured round, and the ledger tail, once
 //    started, keeps reading on a server whose last subscription is gone, so `none` would not be none.
@@ -28,14 +30,17 @@
 //    rows the round added (the PATCHes the server did, in-flight ones at the SIGINT included).
 //    BROKERS_ROUNDS rounds; the median of the rounds' with/none ratios. Goal: <= 1.15.
 // Every stream, exchange, queue and database made here is removed at the end (and on SIGINT/SIGTERM
-// or the overall watchdog). Prints a Markdown table, then the figures as JSON; exits 0 when a goal is
-// missed ("below goal"), 1 when the bench itself failed. Knobs: BROKERS_BACKLOG (100000),
-// BROKERS_ROUNDS (5), BROKERS_PATCHES (20000), BROKERS_CONNECTIONS (64), BROKERS_IDLE (1).
+// or the overall watchdog: removeBrokerDestinations). Results: renderBrokers (bench/RESULTS.md's
+// brokers section), brokersGoals (a missed goal is not an error); a step that fails, or a
+// subscription whose cursor and the messages held disagree at the end, is a failure. Alone, it prints
+// the section, then the figures as JSON, and exits 0 when a goal is missed, 1 when a step failed.
+// Knobs: BROKERS_BACKLOG (100000), BROKERS_ROUNDS (5), BROKERS_PATCHES (20000),
+// BROKERS_CONNECTIONS (64), BROKERS_IDLE (1).
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, rmSync } from 'node:fs'
+import { existsSync, realpathSync, rmSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
-import { cpus, loadavg, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { jetstreamManager } from '@nats-io/jetstream'
@@ -45,7 +50,21 @@ import { availableBackends, type Backend, disposeOpenDatabases } from './backend
 import { CLI_TIMEOUT_MS, CONNECTIONS, envNumber, LOAD_GRACE_MS, SMALL_INVENTORY, WRK_TIMEOUT_SECONDS } from './config.js'
 import { type Measured, parseWrk, wrkVersion } from './load.js'
 import { cpuNsOf, killAllChildren, runNode, track } from './procs.js'
+import { loadAverage, machine, mdTable, textTable } from './report.js'
+import { readSection, writeSection } from './results-section.js'
 import { checkPatch, type Dataset, makeDataset, type Running, serviceEnv, startService } from './targets.js'
+
+/** `brokers` in BENCH_SCENARIOS runs this group; a default run (no BENCH_SCENARIOS) includes it. */
+export const BROKERS_GROUP = 'brokers'
+
+export function selectBrokers(ids: readonly string[] | undefined): boolean {
+  return ids === undefined || ids.includes(BROKERS_GROUP)
+}
+
+/** True when BENCH_SCENARIOS names this group and nothing else: then run.ts runs it alone. */
+export function brokersOnly(ids: readonly string[] | undefined): boolean {
+  return ids !== undefined && ids.length > 0 && ids.every((id) => id === BROKERS_GROUP)
+}
 
 const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url))
 const GUARD_LUA = fileURLToPath(new URL('../../bench/guard.lua', import.meta.url))
@@ -61,10 +80,14 @@ const WARMUP_PATCHES = 3_000
 
 const NATS_HOST = '127.0.0.1:4222'
 const AMQP_HOST = '127.0.0.1:5672'
-const BROKERS = ['jetstream', 'rabbitmq'] as const
-type Broker = (typeof BROKERS)[number]
-const THROUGHPUT_GOAL: Record<Broker, number> = { jetstream: 20_000, rabbitmq: 10_000 }
-const CPU_RATIO_GOAL = 1.15
+export const BROKERS = ['jetstream', 'rabbitmq'] as const
+export type Broker = (typeof BROKERS)[number]
+export const THROUGHPUT_GOAL: Readonly<Record<Broker, number>> = { jetstream: 20_000, rabbitmq: 10_000 }
+export const CPU_RATIO_GOAL = 1.15
+const BROKER_NAME: Readonly<Record<Broker, string>> = { jetstream: 'NATS JetStream', rabbitmq: 'RabbitMQ' }
+const BROKER_HOST: Readonly<Record<Broker, string>> = { jetstream: NATS_HOST, rabbitmq: AMQP_HOST }
+/** How long a broker has to answer the probe before its rows are skipped. */
+const PROBE_TIMEOUT_MS = 5_000
 
 /** The pet every PATCH names (present in both datasets). */
 const PATCH_PET = 1
@@ -78,14 +101,10 @@ const LOAD_LEAD_MS = 1_000
 const DRAIN_TIMEOUT_MS = 60_000
 const POLL_MS = 20
 const INT64_MAX = '9223372036854775807'
-/** The whole run; past it the servers are killed and everything made is removed. */
-const BUDGET_MS = 12 * 60_000
 
-const log = (line: string): void => {
-  console.error(`[brokers ${new Date().toISOString().slice(11, 19)}] ${line}`)
-}
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 const fresh = (what: string) => `${what}${randomBytes(5).toString('hex')}`
+const message = (err: unknown): string => (err instanceof Error ? err.message : String(err))
 
 /** What removes a stream, exchange or queue made here: run at the end, or by abort(). */
 const cleanups = new Set<() => Promise<void>>()
@@ -157,22 +176,25 @@ const openDestination = (broker: Broker) => (broker === 'jetstream' ? openJetStr
 
 /** A service and the environment its database was made with (for the import CLI). */
 interface Service {
+  cli: string
   running: Running
   env: NodeJS.ProcessEnv
+  /** The webhook id of the subscription it holds (the `with` service). */
+  subscription?: number
 }
 
 function brokerEnv(url: string): NodeJS.ProcessEnv {
   return { ...serviceEnv(url), BROKER_ALLOWED_HOSTS: `${NATS_HOST},${AMQP_HOST}` }
 }
 
-async function startBenchService(backend: Backend, dataset: Dataset, label: string): Promise<Service> {
+async function startBenchService(cli: string, backend: Backend, dataset: Dataset, label: string): Promise<Service> {
   let env: NodeJS.ProcessEnv | undefined
-  const running = await startService(CLI, backend, dataset, label, (url) => {
+  const running = await startService(cli, backend, dataset, label, (url) => {
     env = brokerEnv(url)
     return env
   })
   if (env === undefined) throw new Error('startService did not ask for the environment')
-  return { running, env }
+  return { cli, running, env }
 }
 
 async function call(running: Running, method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
@@ -305,7 +327,7 @@ async function drain(service: Service, dest: Destination, start: number, dataset
   try {
     if (load) await sleep(LOAD_LEAD_MS)
     const importStart = performance.now()
-    await runNode(CLI, ['import', 'inventory', dataset.file], service.env, CLI_TIMEOUT_MS)
+    await runNode(service.cli, ['import', 'inventory', dataset.file], service.env, CLI_TIMEOUT_MS)
     const t0 = performance.now()
     const count0 = await dest.count()
     const target = (await ledgerEnd(running)) - start
@@ -337,8 +359,7 @@ async function drain(service: Service, dest: Destination, start: number, dataset
   }
 }
 
-let subscriptionId = 0
-const stateOf = (service: Service) => webhook(service.running, subscriptionId)
+const stateOf = (service: Service) => webhook(service.running, service.subscription ?? 0)
 const backlogState = (w: WebhookView) => `subscription ${w.state}, deliveredThrough ${w.deliveredThrough}, lastError ${w.lastError}`
 
 /** One service's CPU in one round. */
@@ -384,7 +405,8 @@ const median = (values: readonly number[]): number => {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
-interface ComboResult {
+/** One (backend, broker)'s figures. */
+export interface ComboResult {
   backend: string
   broker: Broker
   idle?: Drain
@@ -400,23 +422,33 @@ interface ComboResult {
   /** The subscription's state at the end, and whether its cursor matched the messages held. */
   finalState: string
   consistent: boolean
+  /** Messages the stream/queue held at the end, and how far the subscription's cursor moved. */
+  held: number
+  cursorMoved: number
 }
 
-async function runCombo(backend: Backend, broker: Broker, small: Dataset, big: Dataset): Promise<ComboResult> {
+async function runCombo(
+  cli: string,
+  backend: Backend,
+  broker: Broker,
+  small: Dataset,
+  big: Dataset,
+  log: (l: string) => void,
+): Promise<ComboResult> {
   const name = `${backend.name}/${broker}`
   log(`${name}: making the destination and starting the services (with: ${small.items.length} entries, none: ${big.items.length})`)
   const dest = await openDestination(broker)
   const services: Service[] = []
   try {
-    const withSub = await startBenchService(backend, small, `brokers-with-${broker}`)
+    const withSub = await startBenchService(cli, backend, small, `brokers-with-${broker}`)
     services.push(withSub)
-    const none = await startBenchService(backend, big, `brokers-none-${broker}`)
+    const none = await startBenchService(cli, backend, big, `brokers-none-${broker}`)
     services.push(none)
     await checkPatch(withSub.running, small)
     await checkPatch(none.running, big)
 
     const sub = await subscribe(withSub.running, dest.url)
-    subscriptionId = sub.id
+    withSub.subscription = sub.id
     // Its cursor: the ledger's end when it was made (the answer to POST does not show it; nothing writes meanwhile).
     const start = (await stateOf(withSub)).deliveredThrough
     // One PATCH proves the path (and connects the publisher) before anything is timed.
@@ -480,6 +512,8 @@ async function runCombo(backend: Backend, broker: Broker, small: Dataset, big: D
       slowestDrainMs: Math.max(...rounds.map((r) => r.with.drainMs ?? 0)),
       finalState: final.state,
       consistent,
+      held,
+      cursorMoved: final.deliveredThrough - start,
     }
   } finally {
     const stopping = performance.now()
@@ -493,24 +527,289 @@ async function runCombo(backend: Backend, broker: Broker, small: Dataset, big: D
   }
 }
 
+// ---------------------------------------------------------------- the group
+
+/** Why a broker cannot be used (it does not answer, or JetStream is off), or undefined when it answers. */
+async function brokerUnavailable(broker: Broker): Promise<string | undefined> {
+  try {
+    if (broker === 'jetstream') {
+      const nc = await natsConnect({ servers: NATS_HOST, name: 'petstore-bench-probe', timeout: PROBE_TIMEOUT_MS, reconnect: false })
+      try {
+        await (await jetstreamManager(nc, { timeout: PROBE_TIMEOUT_MS })).getAccountInfo()
+      } finally {
+        await nc.close().catch(() => {})
+      }
+    } else {
+      const model = await amqpConnect(`amqp://guest:guest@${AMQP_HOST}`, { timeout: PROBE_TIMEOUT_MS })
+      await model.close().catch(() => {})
+    }
+    return undefined
+  } catch (err) {
+    return message(err).split('\n')[0] || 'no answer'
+  }
+}
+
+/** A (backend, broker) step: its figures, or why it failed (a failure is an error of the run, a missed goal is not). */
+export interface BrokerRow {
+  backend: string
+  broker: Broker
+  result?: ComboResult
+  failure?: string
+}
+
+export interface BrokersResult {
+  date: string
+  command: string
+  loadAverage: number
+  machine: string
+  node: string
+  wrk: string
+  settings: { backlog: number; rounds: number; roundPatches: number; connections: number; idleDrain: boolean }
+  goals: { throughput: Readonly<Record<Broker, number>>; cpuRatio: number }
+  backends: string[]
+  /** The brokers that answered (measured). */
+  brokers: Broker[]
+  /** Why some rows are missing (a broker or PostgreSQL that did not answer). */
+  notes: string[]
+  rows: BrokerRow[]
+  seconds: number
+}
+
+/** Whether this module is the process's entry point (`node dist/bench/brokers.js`), not imported by run.ts. */
+function isEntryPoint(): boolean {
+  const entry = process.argv[1]
+  if (entry === undefined) return false
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url))
+  } catch {
+    return false
+  }
+}
+const STANDALONE = isEntryPoint()
+
+/** How this run was started, with the BENCH_ and BROKERS_ variables it was given, for the record. */
+function brokersCommand(): string {
+  const vars = Object.entries(process.env)
+    .filter(([name, value]) => (name.startsWith('BROKERS_') || (name.startsWith('BENCH_') && name !== 'BENCH_NOTE')) && value)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, value]) => `${name}=${/^[\w.,/:-]+$/.test(value!) ? value : `'${value}'`}`)
+  return [...vars, STANDALONE ? 'node dist/bench/brokers.js' : 'npm run bench'].join(' ')
+}
+
+/**
+ * Upper bound on the group's run time, for run.ts's watchdog (and the standalone run's): per backend
+ * and broker, a minute for the destination, the two services (their imports) and their stop; per
+ * backlog drain (two, or one with BROKERS_IDLE=0) 15 s plus 0.3 ms a row (the import and its
+ * delivery); per round (the warm-up one included) and service 10 s plus 1 ms a PATCH (wrk and the
+ * drain after it, at no less than 1,000 PATCH/s).
+ */
+export function brokersBudgetMs(backends: number, brokers: number = BROKERS.length): number {
+  const drains = (IDLE_DRAIN ? 2 : 1) * (15_000 + BACKLOG * 0.3)
+  const rounds = (ROUNDS + 1) * 2 * (10_000 + ROUND_PATCHES)
+  return 30_000 + backends * brokers * (60_000 + drains + rounds)
+}
+
+export async function runBrokers(
+  cli: string,
+  backends: readonly Backend[],
+  dir: string,
+  log: (l: string) => void,
+  loadAverage: number,
+): Promise<BrokersResult> {
+  const started = performance.now()
+  const result: BrokersResult = {
+    date: new Date().toISOString(),
+    command: brokersCommand(),
+    loadAverage,
+    machine: machine(),
+    node: process.version,
+    wrk: wrkVersion() ?? 'wrk',
+    settings: { backlog: BACKLOG, rounds: ROUNDS, roundPatches: ROUND_PATCHES, connections: LOAD_CONNECTIONS, idleDrain: IDLE_DRAIN },
+    goals: { throughput: THROUGHPUT_GOAL, cpuRatio: CPU_RATIO_GOAL },
+    backends: backends.map((b) => b.name),
+    brokers: [],
+    notes: [],
+    rows: [],
+    seconds: 0,
+  }
+  if (!result.backends.includes('postgres')) result.notes.push('PostgreSQL was not reachable, so its rows are missing.')
+  for (const broker of BROKERS) {
+    const reason = await brokerUnavailable(broker)
+    if (reason === undefined) result.brokers.push(broker)
+    else {
+      log(`skipping ${BROKER_NAME[broker]}: ${BROKER_HOST[broker]} did not answer (${reason})`)
+      result.notes.push(`${BROKER_NAME[broker]} (${BROKER_HOST[broker]}) did not answer (${reason}), so its rows are skipped.`)
+    }
+  }
+  if (result.brokers.length > 0) {
+    log(
+      `brokers: ${result.brokers.join(', ')} on ${result.backends.join(', ')}; backlog ${BACKLOG} rows, ` +
+        `${ROUNDS} CPU rounds of ${ROUND_PATCHES} PATCHes`,
+    )
+    const small = await makeDataset(dir, SMALL_INVENTORY)
+    const big = await makeDataset(dir, BACKLOG)
+    for (const backend of backends) {
+      for (const broker of result.brokers) {
+        const row: BrokerRow = { backend: backend.name, broker }
+        try {
+          const combo = await runCombo(cli, backend, broker, small, big, log)
+          row.result = combo
+          if (!combo.consistent || combo.finalState !== 'active') {
+            row.failure =
+              `at the end the subscription was ${combo.finalState} and its cursor had moved ${combo.cursorMoved} rows ` +
+              `while the ${broker === 'jetstream' ? 'stream' : 'queue'} held ${combo.held} messages`
+          }
+        } catch (err) {
+          row.failure = message(err)
+        }
+        if (row.failure !== undefined) log(`  FAILED brokers ${backend.name}/${broker}:\n${row.failure}`)
+        result.rows.push(row)
+      }
+    }
+  }
+  result.seconds = (performance.now() - started) / 1000
+  return result
+}
+
+/** Removes every stream, exchange and queue still made here (run.ts's watchdog, SIGINT and SIGTERM call it). */
+export async function removeBrokerDestinations(): Promise<void> {
+  await Promise.allSettled([...cleanups].map((close) => close()))
+}
+
+// ---------------------------------------------------------------- the report
+
+const MARK_START = '<!-- brokers: start -->'
+const MARK_END = '<!-- brokers: end -->'
 const int = (n: number) => Math.round(n).toLocaleString('en-US')
 const verdict = (met: boolean) => (met ? 'met' : 'below goal')
 const range = (values: readonly number[]) => `${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)}`
+const metText = (met: boolean | undefined): string => (met === undefined ? 'not measured' : met ? 'met' : '**NOT met**')
 
-function table(results: readonly ComboResult[]): string {
-  const lines = [
-    '| Backend | Broker | Backlog delivered/s under PATCHes (goal) | PATCH/s meanwhile | Delivered/s, no PATCHes | ' +
-      `CPU/PATCH none (µs) | with one subscription (µs) | Ratio, median of ${ROUNDS} (goal ≤ ${CPU_RATIO_GOAL}) | Slowest drain after a round |`,
-    '|---|---|---|---|---|---|---|---|---|',
-  ]
-  for (const r of results) {
-    lines.push(
-      `| ${r.backend} | ${r.broker} | ${int(r.loaded.perSecond)} (≥ ${int(r.throughputGoal)}: ${verdict(r.throughputMet)}) | ` +
-        `${int(r.loaded.patchPerSecond ?? 0)} | ${r.idle ? int(r.idle.perSecond) : '-'} | ${r.cpuNoneUs.toFixed(1)} | ` +
-        `${r.cpuWithUs.toFixed(1)} | ${r.cpuRatio.toFixed(3)} (${verdict(r.cpuRatioMet)}; rounds ${range(r.rounds.map((x) => x.ratio))}) | ${int(r.slowestDrainMs)} ms |`,
-    )
+export interface BrokersGoal {
+  goal: string
+  measured: string
+  met: boolean | undefined
+}
+
+/** Per backend and broker: the throughput goal and the CPU ratio goal (not measured when the broker was skipped or the step failed). */
+export function brokersGoals(r: BrokersResult): BrokersGoal[] {
+  const goals: BrokersGoal[] = []
+  for (const backend of r.backends) {
+    for (const broker of BROKERS) {
+      const row = r.rows.find((x) => x.backend === backend && x.broker === broker)
+      const c = row?.failure === undefined ? row?.result : undefined
+      const why = !r.brokers.includes(broker) ? 'skipped: the broker did not answer' : row?.failure !== undefined ? 'failed' : '-'
+      goals.push({
+        goal: `${backend}: one ${BROKER_NAME[broker]} subscription delivers ≥ ${int(r.goals.throughput[broker])} changes/s while PATCHes run`,
+        measured: c ? `${int(c.loaded.perSecond)} changes/s under ${int(c.loaded.patchPerSecond ?? 0)} PATCH/s` : why,
+        met: c?.throughputMet,
+      })
+      goals.push({
+        goal: `${backend}: the server's CPU per PATCH with one ${BROKER_NAME[broker]} subscription ≤ ${r.goals.cpuRatio} × none`,
+        measured: c
+          ? `${c.cpuRatio.toFixed(3)} × (${c.cpuWithUs.toFixed(1)} vs ${c.cpuNoneUs.toFixed(1)} µs, median of ${c.rounds.length} rounds)`
+          : why,
+        met: c?.cpuRatioMet,
+      })
+    }
   }
+  return goals
+}
+
+function table(r: BrokersResult): string[][] {
+  return [
+    [
+      'Backend',
+      'Broker',
+      'Backlog delivered/s under PATCHes (goal)',
+      'PATCH/s meanwhile',
+      'Delivered/s, no PATCHes',
+      'CPU/PATCH none (µs)',
+      'with one subscription (µs)',
+      `Ratio, median of ${r.settings.rounds} (goal ≤ ${r.goals.cpuRatio})`,
+      'Slowest drain after a round',
+    ],
+    ...r.rows.flatMap((row) => {
+      const c = row.result
+      if (c === undefined) return []
+      return [
+        [
+          c.backend,
+          c.broker,
+          `${int(c.loaded.perSecond)} (≥ ${int(c.throughputGoal)}: ${verdict(c.throughputMet)})`,
+          int(c.loaded.patchPerSecond ?? 0),
+          c.idle ? int(c.idle.perSecond) : '-',
+          c.cpuNoneUs.toFixed(1),
+          c.cpuWithUs.toFixed(1),
+          `${c.cpuRatio.toFixed(3)} (${verdict(c.cpuRatioMet)}; rounds ${range(c.rounds.map((x) => x.ratio))})`,
+          `${int(c.slowestDrainMs)} ms`,
+        ],
+      ]
+    }),
+  ]
+}
+
+const settingsText = (r: BrokersResult): string =>
+  `backlog ${int(r.settings.backlog)} rows (one import); PATCH load wrk -t1 -c${r.settings.connections} on one pet; ` +
+  `CPU rounds of ${int(r.settings.roundPatches)} PATCHes`
+
+/** The brokers section of RESULTS.md (markdown, between its markers). */
+export function renderBrokers(r: BrokersResult): string {
+  const goals = brokersGoals(r)
+  const met = goals.filter((g) => g.met === true).length
+  const failures = r.rows.filter((x) => x.failure !== undefined)
+  const measured = r.rows.some((x) => x.result !== undefined)
+  const lines = [
+    MARK_START,
+    `## Webhook subscriptions into brokers (${r.date.slice(0, 10)})`,
+    '',
+    `Generated by \`${r.command}\` (bench/brokers.ts) at ${r.date}; ${r.machine}; load average (1 min) at start ${r.loadAverage.toFixed(2)};` +
+      ` Node ${r.node}; ${r.wrk}; backends ${r.backends.join(', ')}; brokers ${r.brokers.join(', ') || 'none'}; ${settingsText(r)};` +
+      ` ${Math.round(r.seconds)} s. How each figure is measured: [README.md](README.md#message-brokers).`,
+    '',
+    ...(measured ? [...mdTable(table(r)), ''] : ['Nothing was measured.', '']),
+    ...r.notes.flatMap((n) => [`Note: ${n}`, '']),
+  ]
+  if (failures.length > 0) {
+    lines.push('**Failed:**', '', ...failures.map((x) => `- ${x.backend}/${x.broker}: ${x.failure?.split('\n')[0] ?? ''}`), '')
+  }
+  lines.push(
+    `### Broker goals (${met} of ${goals.length} met)`,
+    '',
+    ...mdTable([['Goal', 'Measured', 'Result'], ...goals.map((g) => [g.goal, g.measured, metText(g.met)])]),
+    '',
+    MARK_END,
+    '',
+  )
   return lines.join('\n')
+}
+
+export function brokersConsole(r: BrokersResult): string {
+  const parts = [`${settingsText(r)}; ${Math.round(r.seconds)} s`]
+  if (r.rows.some((x) => x.result !== undefined)) parts.push(textTable(table(r)))
+  if (r.notes.length > 0) parts.push(r.notes.map((n) => `note: ${n}`).join('\n'))
+  const failures = r.rows.filter((x) => x.failure !== undefined)
+  if (failures.length > 0) parts.push(failures.map((x) => `FAILED ${x.backend}/${x.broker}: ${x.failure?.split('\n')[0] ?? ''}`).join('\n'))
+  parts.push(
+    brokersGoals(r)
+      .map((g) => `${g.met === undefined ? 'not measured' : g.met ? 'met' : 'NOT met'}  ${g.goal}: ${g.measured}`)
+      .join('\n'),
+  )
+  return parts.join('\n\n')
+}
+
+const MARKS = { start: MARK_START, end: MARK_END }
+
+/** RESULTS.md's brokers section as it stands (markers included), or undefined. */
+export const readBrokersSection = (path: string): Promise<string | undefined> => readSection(path, MARKS)
+
+/** Puts `section` into RESULTS.md in place of its brokers section, or after everything else. */
+export const writeBrokersSection = (path: string, section: string): Promise<void> => writeSection(path, section, MARKS)
+
+// ---------------------------------------------------------------- alone: node dist/bench/brokers.js
+
+const log = (line: string): void => {
+  console.error(`[brokers ${new Date().toISOString().slice(11, 19)}] ${line}`)
 }
 
 let workDir: string | undefined
@@ -520,44 +819,18 @@ async function main(): Promise<number> {
     console.error(`brokers: ${CLI} not found; run npm run build first`)
     return 1
   }
-  const wrk = wrkVersion()
-  if (wrk === undefined) {
+  if (wrkVersion() === undefined) {
     console.error('brokers: wrk not found (apt-get install wrk)')
     return 1
   }
   const backends = await availableBackends(log)
   workDir = await mkdtemp(join(tmpdir(), 'petstore-bench-brokers-'))
-  const small = await makeDataset(workDir, SMALL_INVENTORY)
-  const big = await makeDataset(workDir, BACKLOG)
-  const started = Date.now()
-  const results: ComboResult[] = []
-  for (const backend of backends) for (const broker of BROKERS) results.push(await runCombo(backend, broker, small, big))
-
-  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, load average ${loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')}`
-  console.log(`\n## Webhook subscriptions into brokers (${new Date().toISOString()})\n`)
-  console.log(
-    `${machine}; Node ${process.version}; ${wrk}; backlog ${int(BACKLOG)} rows (one import); PATCH load wrk -t1 -c${LOAD_CONNECTIONS} ` +
-      `on one pet; CPU rounds of ${int(ROUND_PATCHES)} PATCHes; ${Math.round((Date.now() - started) / 1000)} s.\n`,
-  )
-  console.log(table(results))
-  const summary = {
-    date: new Date().toISOString(),
-    machine,
-    node: process.version,
-    wrk,
-    settings: { backlog: BACKLOG, rounds: ROUNDS, roundPatches: ROUND_PATCHES, connections: LOAD_CONNECTIONS, idleDrain: IDLE_DRAIN },
-    goals: { throughput: THROUGHPUT_GOAL, cpuRatio: CPU_RATIO_GOAL },
-    results,
-    allGoalsMet: results.every((r) => r.throughputMet && r.cpuRatioMet),
-  }
-  console.log(`\n\`\`\`json\n${JSON.stringify(summary, null, 2)}\n\`\`\``)
-  const bad = results.filter((r) => !r.consistent || r.finalState !== 'active')
-  if (bad.length > 0) {
-    console.error(
-      `brokers: the subscription's cursor and the messages held disagree for ${bad.map((r) => `${r.backend}/${r.broker}`).join(', ')}`,
-    )
+  const result = await runBrokers(CLI, backends, workDir, log, loadAverage())
+  console.log(`\n${renderBrokers(result)}`)
+  console.log(`\`\`\`json\n${JSON.stringify(result, null, 2)}\n\`\`\``)
+  const failed = result.rows.filter((r) => r.failure !== undefined)
+  if (failed.length > 0) {
+    console.error(`brokers: ${failed.length} step(s) failed: ${failed.map((r) => `${r.backend}/${r.broker}`).join(', ')}`)
     return 1
   }
   return 0
@@ -565,37 +838,40 @@ async function main(): Promise<number> {
 
 async function cleanUp(): Promise<void> {
   killAllChildren()
-  await Promise.allSettled([...cleanups].map((close) => close()))
+  await removeBrokerDestinations()
   await disposeOpenDatabases()
   if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true })
 }
 
-let aborting = false
-const abort = (code: number): void => {
-  killAllChildren()
-  if (aborting) return
-  aborting = true
-  void cleanUp().finally(() => process.exit(code))
-}
-const watchdog = setTimeout(() => {
-  console.error(`brokers: exceeded ${BUDGET_MS / 1000} s overall; killing the servers`)
-  abort(1)
-}, BUDGET_MS)
-watchdog.unref()
-process.on('SIGINT', () => abort(130))
-process.on('SIGTERM', () => abort(143))
+if (STANDALONE) {
+  const budgetMs = brokersBudgetMs(2)
+  let aborting = false
+  const abort = (code: number): void => {
+    killAllChildren()
+    if (aborting) return
+    aborting = true
+    void cleanUp().finally(() => process.exit(code))
+  }
+  const watchdog = setTimeout(() => {
+    console.error(`brokers: exceeded ${Math.round(budgetMs / 1000)} s overall; killing the servers`)
+    abort(1)
+  }, budgetMs)
+  watchdog.unref()
+  process.on('SIGINT', () => abort(130))
+  process.on('SIGTERM', () => abort(143))
 
-main()
-  .then(
-    (code) => {
-      process.exitCode = code
-    },
-    (err: unknown) => {
-      console.error('brokers crashed:', err)
-      process.exitCode = 1
-    },
-  )
-  .finally(async () => {
-    clearTimeout(watchdog)
-    if (!aborting) await cleanUp()
-  })
+  main()
+    .then(
+      (code) => {
+        process.exitCode = code
+      },
+      (err: unknown) => {
+        console.error('brokers crashed:', err)
+        process.exitCode = 1
+      },
+    )
+    .finally(async () => {
+      clearTimeout(watchdog)
+      if (!aborting) await cleanUp()
+    })
+}

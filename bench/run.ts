@@ -1,13 +1,27 @@
 // `npm run bench`: wrk against the service and, in the same run, two ceilings doing the same job from
 // memory (bare node:http and a minimal Fastify app), per scenario and backend; then the live-changes
-// group, the 1,000,000-entry section and, when BENCH_SCENARIOS names them, the ledger-size section
-// and the console's first page (`BENCH_SCENARIOS=console` alone runs only that). Writes bench/RESULTS.md.
+// group, the message-broker group, the 1,000,000-entry section and, when BENCH_SCENARIOS names them,
+// the ledger-size section and the console's first page (`BENCH_SCENARIOS=console` or `brokers` alone
+// runs only that). Writes bench/RESULTS.md.
 import { existsSync, rmSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { availableBackends, disposeOpenDatabases } from './backends.js'
+import {
+  BROKERS_GROUP,
+  brokersBudgetMs,
+  brokersConsole,
+  brokersGoals,
+  brokersOnly,
+  removeBrokerDestinations,
+  renderBrokers,
+  runBrokers,
+  selectBrokers,
+  writeBrokersSection,
+  type BrokersResult,
+} from './brokers.js'
 import {
   CONNECTIONS,
   DURATION_SECONDS,
@@ -106,7 +120,14 @@ const ALL_SCENARIOS: readonly Scenario[] = [
   { id: 'order', size: LARGE_INVENTORY, kind: 'order', stock: ORDER_STOCK },
   { id: 'order-one', size: LARGE_INVENTORY, kind: 'order', stock: ORDER_STOCK, pets: 1 },
 ]
-const KNOWN_IDS: readonly string[] = [...ALL_SCENARIOS.map((s) => s.id), ...LIVE_SCENARIO_IDS, LIVE_GROUP, LEDGER_GROUP, CONSOLE_GROUP]
+const KNOWN_IDS: readonly string[] = [
+  ...ALL_SCENARIOS.map((s) => s.id),
+  ...LIVE_SCENARIO_IDS,
+  LIVE_GROUP,
+  BROKERS_GROUP,
+  LEDGER_GROUP,
+  CONSOLE_GROUP,
+]
 const unknownIds = SCENARIO_IDS?.filter((id) => !KNOWN_IDS.includes(id)) ?? []
 if (unknownIds.length > 0) {
   console.error(`bench: BENCH_SCENARIOS names unknown scenarios: ${unknownIds.join(', ')} (known: ${KNOWN_IDS.join(', ')})`)
@@ -115,12 +136,14 @@ if (unknownIds.length > 0) {
 const SCENARIOS = ALL_SCENARIOS.filter((s) => SCENARIO_IDS === undefined || SCENARIO_IDS.includes(s.id))
 /** The live-changes group (bench/live.ts): all of it by default, or the ids (or `live`) BENCH_SCENARIOS names. */
 const LIVE = selectLive(SCENARIO_IDS)
+/** The message-broker group (bench/brokers.ts): in a default run, or when BENCH_SCENARIOS names `brokers`. */
+const BROKERS = selectBrokers(SCENARIO_IDS)
 /** The ledger-size section (bench/ledger-size.ts): only when BENCH_SCENARIOS names `ledger`. */
 const LEDGER = selectLedger(SCENARIO_IDS)
 /** The console's first page at 1,000,000 entries (bench/console-first-page.ts): only when BENCH_SCENARIOS names `console`. */
 const CONSOLE = selectConsole(SCENARIO_IDS)
-/** The 1,000,000-entry section, unless BENCH_HUGE=0 or BENCH_SCENARIOS names only `console` (which then runs alone). */
-const HUGE = RUN_HUGE && !consoleOnly(SCENARIO_IDS)
+/** The 1,000,000-entry section, unless BENCH_HUGE=0 or BENCH_SCENARIOS names only `console` or only `brokers` (which then runs alone). */
+const HUGE = RUN_HUGE && !consoleOnly(SCENARIO_IDS) && !brokersOnly(SCENARIO_IDS)
 const CEILINGS: readonly Ceiling[] = ['fastify', 'bare']
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -255,6 +278,7 @@ async function main(): Promise<number> {
   const rows: Row[] = []
   const huge: HugeResult[] = []
   let live: LiveResult | undefined
+  let brokers: BrokersResult | undefined
   let ledger: LedgerResult | undefined
   let consoleResult: ConsoleResult | undefined
   try {
@@ -311,6 +335,8 @@ async function main(): Promise<number> {
 
     if (LIVE.length > 0) live = await runLive(CLI, BACKENDS, LIVE, dir, ROUNDS, log, info.loadAverage)
 
+    if (BROKERS) brokers = await runBrokers(CLI, BACKENDS, dir, log, info.loadAverage)
+
     if (HUGE) {
       log(`1M: generating ${HUGE_INVENTORY} entries (JSON and CSV)`)
       const hugeSet = await makeDataset(dir, HUGE_INVENTORY, true)
@@ -328,7 +354,7 @@ async function main(): Promise<number> {
     await rm(dir, { recursive: true, force: true })
   }
 
-  // A run of the live-changes group, the ledger-size section or the console section alone replaces only its
+  // A run of the live-changes group, the broker group, the ledger-size section or the console section alone replaces only its
   // section of RESULTS.md; any other run rewrites the file, keeping the ledger-size and console sections when
   // they did not run (they are not in a default run).
   if (rows.length > 0 || huge.length > 0) {
@@ -344,6 +370,10 @@ async function main(): Promise<number> {
     console.log(`\nLive changes:\n${liveConsole(live)}`)
     await writeLiveSection(RESULTS, renderLive(live))
   }
+  if (brokers !== undefined) {
+    console.log(`\nMessage brokers:\n${brokersConsole(brokers)}`)
+    await writeBrokersSection(RESULTS, renderBrokers(brokers))
+  }
   if (ledger !== undefined) {
     console.log(`\nLedger size:\n${ledgerConsole(ledger)}`)
     await writeLedgerSection(RESULTS, renderLedger(ledger))
@@ -356,37 +386,47 @@ async function main(): Promise<number> {
   const liveMissed = live === undefined ? [] : liveGoals(live).filter((g) => g.met === false)
   const liveFailed =
     live === undefined ? 0 : [...live.webhook, ...live.streams, ...live.patch].filter((t) => t.failure !== undefined).length
+  const brokersMissed = brokers === undefined ? [] : brokersGoals(brokers).filter((g) => g.met === false)
+  const brokersFailed = brokers === undefined ? 0 : brokers.rows.filter((r) => r.failure !== undefined).length
   const ledgerMissed = ledger === undefined ? [] : ledgerGoals(ledger).filter((g) => g.met === false)
   const ledgerFailed = ledger === undefined ? 0 : ledger.rows.filter((r) => r.failure !== undefined).length
   const consoleMissed = consoleResult === undefined ? [] : consoleGoals(consoleResult).filter((g) => g.met === false)
   const consoleFailed = consoleResult === undefined ? 0 : consoleResult.rows.filter((r) => r.failure !== undefined).length
   const invalid = rows.filter((r) => rowProblem(r) !== undefined)
   const failedSteps = huge.reduce((n, h) => n + h.failures.length, 0)
-  if (invalid.length > 0 || failedSteps > 0 || liveFailed > 0 || ledgerFailed > 0 || consoleFailed > 0) {
+  if (invalid.length > 0 || failedSteps > 0 || liveFailed > 0 || brokersFailed > 0 || ledgerFailed > 0 || consoleFailed > 0) {
     console.log(
       `\nWARNING: ${invalid.length} invalid wrk run(s), ${failedSteps} failed 1M step(s), ${liveFailed} failed live-changes target(s), ` +
-        `${ledgerFailed} failed ledger-size step(s) and ${consoleFailed} failed console backend(s); exiting with status 1`,
+        `${brokersFailed} failed broker step(s), ${ledgerFailed} failed ledger-size step(s) and ${consoleFailed} failed console backend(s); ` +
+        'exiting with status 1',
     )
     return 1
   }
-  const missed = [...goals(rows, huge, info.backends).filter((g) => g.met === false), ...liveMissed, ...ledgerMissed, ...consoleMissed]
+  const missed = [
+    ...goals(rows, huge, info.backends).filter((g) => g.met === false),
+    ...liveMissed,
+    ...brokersMissed,
+    ...ledgerMissed,
+    ...consoleMissed,
+  ]
   console.log(missed.length === 0 ? '\nAll goals met.' : `\nGoals not met (not an error): ${missed.map((g) => g.goal).join('; ')}`)
   return 0
 }
 
 // Hard upper bound on the whole run: each wrk run (warm-up + duration + grace + start/stop/import allowance),
-// plus 6 minutes per backend for the 1,000,000-entry section, the live-changes group's, the ledger-size section's and
-// the console section's bounds.
+// plus 6 minutes per backend for the 1,000,000-entry section, the live-changes group's, the broker group's, the
+// ledger-size section's and the console section's bounds.
 const runs = ROUNDS * SCENARIOS.length * (BACKENDS.length * (BASELINE === undefined ? 1 : 2) + CEILINGS.length)
 const budgetMs =
   runs * ((WARMUP_SECONDS + DURATION_SECONDS) * 1000 + 2 * LOAD_GRACE_MS + 60_000) +
   (HUGE ? BACKENDS.length * 360_000 : 0) +
   liveBudgetMs(LIVE, BACKENDS.length, ROUNDS) +
+  (BROKERS ? brokersBudgetMs(BACKENDS.length) : 0) +
   (LEDGER ? ledgerBudgetMs(BACKENDS.length, LEDGER_SIZES) : 0) +
   (CONSOLE ? consoleBudgetMs(BACKENDS.length) : 0)
 /**
- * Kills the servers, removes the run's folder and drops the databases still
- * open (gigabytes at 10,000,000 ledger rows), then exits.
+ * Kills the servers, removes the run's folder, the broker group's streams, exchanges and queues, and
+ * the databases still open (gigabytes at 10,000,000 ledger rows), then exits.
  */
 let aborting = false
 const abort = (code: number): void => {
@@ -394,7 +434,7 @@ const abort = (code: number): void => {
   if (aborting) return // a second signal while the databases are being dropped
   aborting = true
   if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true })
-  void disposeOpenDatabases().finally(() => process.exit(code))
+  void Promise.allSettled([removeBrokerDestinations(), disposeOpenDatabases()]).finally(() => process.exit(code))
 }
 const watchdog = setTimeout(() => {
   console.error(`bench: exceeded ${Math.round(budgetMs / 1000)} s overall; killing servers`)
@@ -412,7 +452,7 @@ main()
     async (err: unknown) => {
       console.error('bench crashed:', err)
       killAllChildren()
-      await disposeOpenDatabases()
+      await Promise.allSettled([removeBrokerDestinations(), disposeOpenDatabases()])
       process.exitCode = 1
     },
   )

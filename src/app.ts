@@ -16,6 +16,7 @@ import { rateLimits } from './http/plugins/rate-limits.js'
 import { representation } from './http/plugins/representation.js'
 import { requestIds } from './http/plugins/request-ids.js'
 import { requestLog } from './http/plugins/request-log.js'
+import type { RequestTracing } from './tracing/request-tracing.js'
 import { validation } from './http/plugins/validation.js'
 import { healthRoutes } from './http/routes/health.routes.js'
 import { methodNotAllowedRoutes, servedPaths } from './http/routes/method-not-allowed.routes.js'
@@ -85,6 +86,8 @@ export interface AppDeps {
   lifecycle?: Lifecycle
   /** This process's metrics, when METRICS_PORT is set; without them no request is measured. */
   metrics?: Metrics | undefined
+  /** Tracing, when the OTEL_* variables turn it on; without it nothing of OpenTelemetry is loaded. */
+  tracing?: RequestTracing | undefined
 }
 
 /**
@@ -103,7 +106,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     serverOptions(config, { logger: deps.logger, metrics, deprecated: petLookup }),
   ).withTypeProvider<TypeBoxTypeProvider>()
 
-  // Cross-cutting, in the order every request meets them.
+  // Cross-cutting, in the order every request meets them; the request's span first, so it covers them all.
+  if (deps.tracing) await app.register(deps.tracing.plugin)
   await app.register(errors)
   await app.register(validation, { schemas: SHARED_SCHEMAS })
   await app.register(requestIds)
@@ -115,7 +119,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     lifecycle,
   })
   if (metrics) await app.register(requestMetrics, { metrics, storage })
-  await app.register(requestLog)
+  await app.register(requestLog, { idsOf: deps.tracing?.idsOf })
 
   // What shapes the routes as they are registered.
   await app.register(declaredQueries)

@@ -70,6 +70,60 @@ export interface Config {
   brokerAllowedHosts: string[] | undefined
   /** LEDGER_RETENTION: ledger rows older than this (ms) are removed; undefined keeps every row. */
   ledgerRetentionMs: number | undefined
+  /** OTEL_TRACES_EXPORTER: `otlp` turns tracing on, `none` keeps it off whatever else is set. */
+  otelTracesExporter: 'otlp' | 'none' | undefined
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: the collector's base URL (traces go to its /v1/traces); setting it turns tracing on. */
+  otelEndpoint: string | undefined
+  /** OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: the traces URL itself, used as written; setting it turns tracing on. */
+  otelTracesEndpoint: string | undefined
+  otelProtocol: (typeof OTLP_PROTOCOLS)[number]
+  /** OTEL_SERVICE_NAME; undefined: OTEL_RESOURCE_ATTRIBUTES' service.name, else `petstore`. */
+  otelServiceName: string | undefined
+  /** OTEL_RESOURCE_ATTRIBUTES, decoded. */
+  otelResourceAttributes: Record<string, string>
+  otelSampler: (typeof OTEL_SAMPLERS)[number]
+  /** OTEL_TRACES_SAMPLER_ARG: the ratio of the traceidratio samplers (default 1). */
+  otelSamplerRatio: number
+}
+
+/** The OTLP transports this service exports traces over (gRPC is not one: it would need its own stack). */
+export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const
+/** OTEL_TRACES_SAMPLER's values, as the OpenTelemetry specification names them. */
+export const OTEL_SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const
+
+/** Tracing is on when OTEL_TRACES_EXPORTER is `otlp`, or an OTLP endpoint is set and the exporter is not `none`. */
+export function tracingEnabled(config: Pick<Config, 'otelTracesExporter' | 'otelEndpoint' | 'otelTracesEndpoint'>): boolean {
+  if (config.otelTracesExporter !== undefined) return config.otelTracesExporter === 'otlp'
+  return config.otelEndpoint !== undefined || config.otelTracesEndpoint !== undefined
+}
+
+/**
+ * OTEL_RESOURCE_ATTRIBUTES (`key=value,key=value`, each percent-encoded as the specification says),
+ * or undefined when it is not that.
+ */
+export function parseResourceAttributes(text: string): Record<string, string> | undefined {
+  const attributes: Record<string, string> = {}
+  if (text.trim() === '') return attributes
+  for (const pair of text.split(',')) {
+    const at = pair.indexOf('=')
+    if (at <= 0) return undefined
+    try {
+      const key = decodeURIComponent(pair.slice(0, at).trim())
+      const value = decodeURIComponent(pair.slice(at + 1).trim())
+      if (key === '') return undefined
+      attributes[key] = value
+    } catch {
+      return undefined
+    }
+  }
+  return attributes
 }
 
 /**
@@ -403,6 +457,55 @@ const VARIABLES: Record<string, Variable> = {
     schema: Type.String({ pattern: '^\\s*[^\\s,:]+:\\d{1,5}\\s*(,\\s*[^\\s,:]+:\\d{1,5}\\s*)*$' }),
     convert: (text: string) => text.split(',').map((pair) => pair.trim()),
     default: () => undefined,
+  },
+  OTEL_TRACES_EXPORTER: {
+    key: 'otelTracesExporter',
+    allowed: 'otlp (turns tracing on) or none; unset: on when an OTLP endpoint is set',
+    schema: Type.Union([Type.Literal('otlp'), Type.Literal('none')]),
+    default: () => undefined,
+  },
+  OTEL_EXPORTER_OTLP_ENDPOINT: {
+    key: 'otelEndpoint',
+    allowed: "an http(s) URL: the OTLP collector's base, traces sent to its /v1/traces (turns tracing on)",
+    schema: Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s]*)?$' }),
+    default: () => undefined,
+  },
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: {
+    key: 'otelTracesEndpoint',
+    allowed: 'an http(s) URL, where traces are sent as written (turns tracing on)',
+    schema: Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s]*)?$' }),
+    default: () => undefined,
+  },
+  OTEL_EXPORTER_OTLP_PROTOCOL: {
+    key: 'otelProtocol',
+    allowed: OTLP_PROTOCOLS.join(' or '),
+    schema: Type.Union(OTLP_PROTOCOLS.map((p) => Type.Literal(p))),
+    default: () => 'http/protobuf',
+  },
+  OTEL_SERVICE_NAME: {
+    key: 'otelServiceName',
+    allowed: "a name for this service in the traces (default: OTEL_RESOURCE_ATTRIBUTES' service.name, else petstore)",
+    schema: Type.String({ minLength: 1, maxLength: 255 }),
+    default: () => undefined,
+  },
+  OTEL_RESOURCE_ATTRIBUTES: {
+    key: 'otelResourceAttributes',
+    allowed: 'comma-separated key=value pairs, percent-encoded (e.g. deployment.environment.name=production)',
+    schema: Type.String({ maxLength: 4096 }),
+    convert: parseResourceAttributes,
+    default: () => '',
+  },
+  OTEL_TRACES_SAMPLER: {
+    key: 'otelSampler',
+    allowed: OTEL_SAMPLERS.join(', '),
+    schema: Type.Union(OTEL_SAMPLERS.map((s) => Type.Literal(s))),
+    default: () => 'parentbased_always_on',
+  },
+  OTEL_TRACES_SAMPLER_ARG: {
+    key: 'otelSamplerRatio',
+    allowed: 'a number from 0 to 1: the share of traces the traceidratio samplers keep',
+    schema: Type.Number({ minimum: 0, maximum: 1 }),
+    default: () => '1',
   },
   DEPRECATED_CALLS_FLUSH_MS: {
     key: 'deprecatedCallsFlushMs',

@@ -3,7 +3,7 @@ import cluster from 'node:cluster'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
 import { Lifecycle } from './http/lifecycle.js'
-import type { Config } from './config.js'
+import { type Config, tracingEnabled } from './config.js'
 import { KeysService } from './keys/keys.service.js'
 import type { Metrics } from './metrics/metrics.js'
 import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js'
@@ -54,7 +54,9 @@ async function printFirstKey(storage: Storage, retryForMs: number) {
 
 async function listen(config: Config, storage: Storage, metrics: Metrics | undefined): Promise<FastifyInstance> {
   const lifecycle = new Lifecycle()
-  const app = await buildApp(config, { storage, lifecycle, metrics })
+  // Only with tracing on is the OpenTelemetry SDK even loaded (each worker traces its own requests).
+  const tracing = tracingEnabled(config) ? (await import('./tracing/start-tracing.js')).startTracing(config) : undefined
+  const app = await buildApp(config, { storage, lifecycle, metrics, tracing: tracing?.requests })
   // The storage closes after the app, not in an onClose hook of its own: Fastify runs those last
   // added first, so one added here would run before the app's (which still write: the flush of the
   // deprecated calls).
@@ -63,6 +65,8 @@ async function listen(config: Config, storage: Storage, metrics: Metrics | undef
       await app.close()
     } finally {
       await storage.close()
+      // The spans of the last requests, exported before the exit (bounded by the exporter's timeout).
+      await tracing?.shutdown().catch((error: unknown) => app.log.warn({ err: error }, 'could not export the last spans'))
     }
   }
   app.addHook('preClose', (done) => {

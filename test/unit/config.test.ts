@@ -1,8 +1,16 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { ConfigError, loadConfig, maskUrl, parseRetrySchedule } from '../../src/config.js'
+import { ConfigError, loadConfig, maskUrl, parseResourceAttributes, parseRetrySchedule, tracingEnabled } from '../../src/config.js'
 
 const badSettings: [string, string][] = [
+  ['OTEL_TRACES_EXPORTER', 'jaeger'],
+  ['OTEL_EXPORTER_OTLP_ENDPOINT', 'collector:4318'],
+  ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'ftp://collector/v1/traces'],
+  ['OTEL_EXPORTER_OTLP_PROTOCOL', 'grpc'],
+  ['OTEL_TRACES_SAMPLER', 'traceidratio_parentbased'],
+  ['OTEL_TRACES_SAMPLER_ARG', '-0.1'],
+  ['OTEL_TRACES_SAMPLER_ARG', 'half'],
+  ['OTEL_RESOURCE_ATTRIBUTES', 'team'],
   ['PORT', 'abc'],
   ['PORT', '70000'],
   ['PORT', '-1'],
@@ -160,8 +168,29 @@ describe('loadConfig', () => {
         webhookLeaseMs: 10000,
         ledgerRetentionMs: undefined,
         brokerAllowedHosts: undefined,
+        otelTracesExporter: undefined,
+        otelEndpoint: undefined,
+        otelTracesEndpoint: undefined,
+        otelProtocol: 'http/protobuf',
+        otelServiceName: undefined,
+        otelResourceAttributes: {},
+        otelSampler: 'parentbased_always_on',
+        otelSamplerRatio: 1,
       },
     )
+  })
+
+  test('When the OTEL_* variables are set, then tracing is on as the OpenTelemetry specification says, and off with none', () => {
+    assert.equal(tracingEnabled(loadConfig({})), false)
+    assert.equal(tracingEnabled(loadConfig({ OTEL_SERVICE_NAME: 'x', OTEL_TRACES_SAMPLER: 'always_on' })), false)
+    assert.equal(tracingEnabled(loadConfig({ OTEL_TRACES_EXPORTER: 'otlp' })), true)
+    assert.equal(tracingEnabled(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })), true)
+    assert.equal(tracingEnabled(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://collector/v1/traces' })), true)
+    assert.equal(tracingEnabled(loadConfig({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })), false)
+    const config = loadConfig({ OTEL_RESOURCE_ATTRIBUTES: 'service.name=a%2Cb, team = ops%3Dnight', OTEL_TRACES_SAMPLER_ARG: '0.25' })
+    assert.deepEqual(config.otelResourceAttributes, { 'service.name': 'a,b', team: 'ops=night' })
+    assert.equal(config.otelSamplerRatio, 0.25)
+    for (const bad of ['a', '=b', 'a=%zz', 'a=1,,b=2']) assert.equal(parseResourceAttributes(bad), undefined, bad)
   })
 
   for (const [name, value] of badSettings) {

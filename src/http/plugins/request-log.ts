@@ -1,5 +1,11 @@
+import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { routeOf } from '../route-of.js'
+
+export interface RequestLogOptions {
+  /** With tracing on: the request's trace and span ids, written into its line. */
+  idsOf?: ((request: FastifyRequest) => { trace_id: string; span_id: string } | undefined) | undefined
+}
 
 /** A request target without its query string. */
 const pathOf = (url: string) => url.split('?', 1)[0]!
@@ -9,20 +15,19 @@ const pathOf = (url: string) => url.split('?', 1)[0]!
  * below that level the hook is not even registered. The path without its query: a client that sends
  * its key as ?access_token=… must not have it written down.
  */
-export const requestLog = fp(
-  async (app) => {
+export const requestLog = fp<RequestLogOptions>(
+  async (app, { idsOf }) => {
     if (!['trace', 'debug', 'info'].includes(app.log.level)) return
     app.addHook('onResponse', (request, reply, done) => {
-      request.log.info(
-        {
-          method: request.method,
-          route: routeOf(request).url,
-          path: pathOf(request.url),
-          statusCode: reply.statusCode,
-          ms: Math.round(reply.elapsedTime * 10) / 10,
-        },
-        'request',
-      )
+      const line = {
+        method: request.method,
+        route: routeOf(request).url,
+        path: pathOf(request.url),
+        statusCode: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+      }
+      const ids = idsOf?.(request)
+      request.log.info(ids === undefined ? line : { ...line, ...ids }, 'request')
       done()
     })
   },

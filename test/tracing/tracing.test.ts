@@ -1,0 +1,133 @@
+// Issue 39: OpenTelemetry traces, off by default and on with the standard variables, with real
+// `petstore serve` processes exporting to an OTLP/HTTP collector of the test's own.
+import assert from 'node:assert/strict'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, describe, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { BACKENDS, createKey, runCli, seed, useResources } from '../support/helpers.js'
+import { waitFor } from '../webhooks/receiver.js'
+import { TestCollector } from './collector.js'
+
+const RECORDER = fileURLToPath(new URL('../support/record-imports.js', import.meta.url))
+const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
+const SERVER = 2
+
+for (const backend of BACKENDS) {
+  describe(`tracing (${backend.name}, real processes)`, () => {
+    const resources = useResources()
+    const closing: { close(): Promise<void> }[] = []
+    after(async () => {
+      for (const c of closing) await c.close()
+    })
+
+    test('When OTEL_EXPORTER_OTLP_ENDPOINT is set, then each request is one SERVER span named by its route, under the caller’s traceparent, with the HTTP attributes and no query, and its log line carries the trace and span ids', async () => {
+      const collector = await TestCollector.start()
+      closing.push(collector)
+      const database = await resources.database(backend)
+      const token = await createKey(database.url, 'tracing')
+      await seed(database.url, [{ petId: 7, quantity: 3, status: 'available' }])
+      const server = await resources.server(database.url, {
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test,team=inventory%20ops',
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+      })
+      const patched = await server.request('PATCH', '/v1/inventory/7', {
+        token,
+        body: { quantity: 5 },
+        headers: { traceparent: TRACEPARENT, tracestate: 'vendor=1' },
+      })
+      assert.equal(patched.status, 200, patched.text)
+      const missing = await server.request('GET', '/v1/inventory/999', { token })
+      assert.equal(missing.status, 404)
+      const feed = await server.request('GET', '/v1/inventory/changes?after=0&limit=1', { token })
+      assert.equal(feed.status, 200)
+
+      const patch = await waitFor(
+        () => collector.spans.find((s) => s.name === 'PATCH /v1/inventory/:petId'),
+        10_000,
+        () => `the PATCH's span (${collector.spans.map((s) => s.name).join(', ')})`,
+      )
+      assert.equal(patch.kind, SERVER)
+      assert.equal(patch.traceId, TRACEPARENT.split('-')[1], 'in the caller’s trace')
+      assert.equal(patch.parentSpanId, TRACEPARENT.split('-')[2], 'under the caller’s span')
+      assert.equal(patch.attributes['http.request.method'], 'PATCH')
+      assert.equal(patch.attributes['http.route'], '/v1/inventory/:petId')
+      assert.equal(patch.attributes['url.path'], '/v1/inventory/7')
+      assert.equal(patch.attributes['http.response.status_code'], 200)
+      assert.equal(patch.attributes['server.port'], server.port)
+      assert.equal(patch.attributes['error.type'], undefined)
+      assert.equal(patch.resource['service.name'], 'petstore')
+      assert.equal(patch.resource['deployment.environment.name'], 'test')
+      assert.equal(patch.resource.team, 'inventory ops')
+      assert.ok(!JSON.stringify(patch).includes(token), 'no key in the span')
+
+      const get = await waitFor(() => collector.spans.find((s) => s.name === 'GET /v1/inventory/:petId'), 10_000, 'the GET’s span')
+      assert.notEqual(get.traceId, patch.traceId, 'a request without traceparent starts a trace of its own')
+      assert.equal(get.attributes['http.response.status_code'], 404)
+      assert.equal(get.attributes['error.type'], undefined, 'a 4xx is the client’s: no error.type on a SERVER span')
+
+      const changes = await waitFor(() => collector.spans.find((s) => s.name === 'GET /v1/inventory/changes'), 10_000, 'the feed’s span')
+      assert.equal(changes.attributes['url.path'], '/v1/inventory/changes', 'the path without its query')
+      assert.ok(!JSON.stringify(changes).includes('after='), 'no query anywhere in the span')
+
+      const line = await server.waitForLog((l) => l.msg === 'request' && l.method === 'PATCH')
+      assert.equal(line.trace_id, patch.traceId)
+      assert.equal(line.span_id, patch.spanId)
+      assert.ok(typeof line.reqId === 'string', 'the request id stays')
+      await server.stop()
+    })
+
+    test('When no OTEL_* variable turns tracing on, then no OpenTelemetry SDK, exporter or instrumentation module is even loaded, and log lines carry no trace ids', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'petstore-imports-'))
+      closing.push({ close: async () => rmSync(dir, { recursive: true, force: true }) })
+      const record = join(dir, 'imports')
+      const database = await resources.database(backend)
+      const token = await createKey(database.url, 'tracing')
+      const server = await resources.server(database.url, {
+        NODE_OPTIONS: `--import=${RECORDER}`,
+        RECORD_IMPORTS: record,
+        OTEL_SERVICE_NAME: 'set-but-not-on',
+      })
+      assert.equal((await server.request('GET', '/v1/inventory', { token })).status, 200)
+      const line = await server.waitForLog((l) => l.msg === 'request')
+      assert.equal(line.trace_id, undefined)
+      const loaded = readFileSync(record, 'utf8').split('\n')
+      assert.ok(
+        loaded.some((url) => url.includes('/dist/src/app.js')),
+        'the recorder saw the service load',
+      )
+      const otel = loaded.filter((url) => /@opentelemetry\/(?!api\/)|@fastify\/otel|\/tracing\/start-tracing/.test(url))
+      assert.deepEqual(otel, [], 'nothing of the SDK loaded')
+      await server.stop()
+    })
+  })
+}
+
+describe('tracing configuration', () => {
+  test('When an OTEL_* variable is invalid, then serve exits 2 naming each of them, and never listens', async () => {
+    const result = await runCli(['serve'], {
+      DATABASE_URL: 'sqlite::memory:',
+      PORT: '0',
+      OTEL_TRACES_EXPORTER: 'zipkin',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      OTEL_TRACES_SAMPLER: 'sometimes',
+      OTEL_TRACES_SAMPLER_ARG: '1.5',
+      OTEL_RESOURCE_ATTRIBUTES: 'novalue',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318',
+    })
+    assert.equal(result.code, 2, result.stderr)
+    for (const name of [
+      'OTEL_TRACES_EXPORTER="zipkin"',
+      'OTEL_EXPORTER_OTLP_ENDPOINT="collector:4318"',
+      'OTEL_EXPORTER_OTLP_PROTOCOL="grpc"',
+      'OTEL_RESOURCE_ATTRIBUTES="novalue"',
+      'OTEL_TRACES_SAMPLER="sometimes"',
+      'OTEL_TRACES_SAMPLER_ARG="1.5"',
+    ])
+      assert.match(result.stderr, new RegExp(`\\n${name} is invalid: expected `), name)
+    assert.doesNotMatch(result.stdout, /listening/i)
+  })
+})

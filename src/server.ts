@@ -52,6 +52,26 @@ async function printFirstKey(storage: Storage, retryForMs: number) {
   )
 }
 
+/** How long a shutdown waits for the last spans' export. */
+const TRACES_FLUSH_MS = 2000
+
+async function flushTraces(tracing: { shutdown(): Promise<void> }, log: FastifyInstance['log']): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), TRACES_FLUSH_MS)
+  })
+  const outcome = await Promise.race([
+    tracing.shutdown().then(
+      () => 'done' as const,
+      (error: unknown) => error,
+    ),
+    late,
+  ])
+  clearTimeout(timer)
+  if (outcome === 'late') log.warn({ ms: TRACES_FLUSH_MS }, 'the last spans were not exported in time; dropped')
+  else if (outcome !== 'done') log.warn({ err: outcome }, 'could not export the last spans')
+}
+
 async function listen(config: Config, storage: Storage, metrics: Metrics | undefined): Promise<FastifyInstance> {
   const lifecycle = new Lifecycle()
   // Only with tracing on is the OpenTelemetry SDK even loaded (each worker traces its own requests).
@@ -65,8 +85,9 @@ async function listen(config: Config, storage: Storage, metrics: Metrics | undef
       await app.close()
     } finally {
       await storage.close()
-      // The spans of the last requests, exported before the exit (bounded by the exporter's timeout).
-      await tracing?.shutdown().catch((error: unknown) => app.log.warn({ err: error }, 'could not export the last spans'))
+      // The spans of the last requests, exported before the exit if the collector answers within
+      // TRACES_FLUSH_MS: one that cannot be reached must not hold the shutdown for the exporter's timeout.
+      if (tracing) await flushTraces(tracing, app.log)
     }
   }
   app.addHook('preClose', (done) => {

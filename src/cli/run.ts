@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util'
-import { ConfigError, describeVariables, loadConfig, maskUrl } from '../config.js'
+import { ConfigError, describeVariables, loadConfig, maskUrl, tracingEnabled } from '../config.js'
 import { SCOPES } from '../domain.js'
 import { DomainError } from '../errors.js'
 import { StorageOpenError } from '../storage/open-storage.js'
@@ -51,6 +51,13 @@ ${describeVariables()
   .join('\n')}
 `
 
+/** A long command, traced when the OTEL_* variables turn tracing on (only then is the SDK loaded). */
+async function traced(name: string, io: CliIo, run: () => Promise<void>): Promise<void> {
+  const config = loadConfig(io.env)
+  if (!tracingEnabled(config)) return run()
+  return (await import('../tracing/command-span.js')).traceCommand(config, name, run)
+}
+
 async function command(argv: string[], io: CliIo): Promise<void> {
   const [name, ...args] = argv
   switch (name) {
@@ -69,7 +76,7 @@ async function command(argv: string[], io: CliIo): Promise<void> {
     case 'keys':
       return keysCommand(args, io)
     case 'import':
-      return importCommand(args, io)
+      return traced('import', io, () => importCommand(args, io))
     case 'webhooks':
       return webhooksCommand(args, io)
     case 'history':
@@ -79,11 +86,11 @@ async function command(argv: string[], io: CliIo): Promise<void> {
     case 'deprecations':
       return deprecationsCommand(args, io)
     case 'backup':
-      return backupCommand(args, io)
+      return traced('backup', io, () => backupCommand(args, io))
     case 'restore':
       return restoreCommand(args, io)
     case 'check':
-      return checkCommand(args, io)
+      return traced('check', io, () => checkCommand(args, io))
     case undefined:
     case 'help':
     case '--help':

@@ -1,7 +1,7 @@
 // Issue 39: OpenTelemetry traces, off by default and on with the standard variables, with real
 // `petstore serve` processes exporting to an OTLP/HTTP collector of the test's own.
 import assert from 'node:assert/strict'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
@@ -78,6 +78,43 @@ for (const backend of BACKENDS) {
       assert.equal(line.span_id, patch.spanId)
       assert.ok(typeof line.reqId === 'string', 'the request id stays')
       await server.stop()
+    })
+
+    test('When tracing is on, then the CLI’s long commands (import, check) are spans of their own, exported before the command exits', async () => {
+      const collector = await TestCollector.start()
+      closing.push(collector)
+      const dir = mkdtempSync(join(tmpdir(), 'petstore-trace-cli-'))
+      closing.push({ close: async () => rmSync(dir, { recursive: true, force: true }) })
+      const database = await resources.database(backend)
+      const env = { DATABASE_URL: database.url, OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }
+      const file = join(dir, 'inventory.json')
+      writeFileSync(file, JSON.stringify([{ petId: 1, quantity: 2, status: 'available' }]))
+      const imported = await runCli(['import', 'inventory', file], env)
+      assert.equal(imported.code, 0, imported.stderr)
+      const checked = await runCli(['check'], env)
+      assert.equal(checked.code, 0, checked.stderr)
+      const names = collector.spans.map((s) => s.name)
+      assert.ok(names.includes('petstore import') && names.includes('petstore check'), `spans exported before exit: ${names.join(', ')}`)
+      const check = collector.spans.find((s) => s.name === 'petstore check')!
+      assert.equal(check.attributes['petstore.command'], 'check')
+      assert.equal(check.resource['service.name'], 'petstore')
+    })
+
+    test('When the collector cannot be reached, then every request is answered as before and the server stops on SIGTERM', async () => {
+      const database = await resources.database(backend)
+      const token = await createKey(database.url, 'tracing')
+      await seed(database.url, [{ petId: 7, quantity: 3, status: 'available' }])
+      // A port nothing listens on: every export is refused.
+      const closed = await TestCollector.start()
+      const endpoint = closed.endpoint
+      await closed.close()
+      const server = await resources.server(database.url, { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '50' })
+      for (let n = 0; n < 300; n++) {
+        const res = await server.request('PATCH', '/v1/inventory/7', { token, body: { quantity: n } })
+        assert.equal(res.status, 200, res.text)
+      }
+      await server.stop()
+      assert.equal(server.child.exitCode, 0, server.stderr)
     })
 
     test('When no OTEL_* variable turns tracing on, then no OpenTelemetry SDK, exporter or instrumentation module is even loaded, and log lines carry no trace ids', async () => {

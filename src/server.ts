@@ -75,7 +75,9 @@ async function flushTraces(tracing: { shutdown(): Promise<void> }, log: FastifyI
 async function listen(config: Config, storage: Storage, metrics: Metrics | undefined): Promise<FastifyInstance> {
   const lifecycle = new Lifecycle()
   // Only with tracing on is the OpenTelemetry SDK even loaded (each worker traces its own requests).
-  const tracing = tracingEnabled(config) ? (await import('./tracing/start-tracing.js')).startTracing(config) : undefined
+  const tracing = tracingEnabled(config)
+    ? (await import('./tracing/start-tracing.js')).startTracing(config, metrics?.spanObserver)
+    : undefined
   const app = await buildApp(config, { storage, lifecycle, metrics, tracing: tracing?.requests })
   // The storage closes after the app, not in an onClose hook of its own: Fastify runs those last
   // added first, so one added here would run before the app's (which still write: the flush of the

@@ -79,6 +79,12 @@ export class Metrics {
     help: 'Rate-limit counts Redis could not take (refused, timed out); each was counted in this process instead',
   })
 
+  private readonly traceSpans = new Counter({
+    name: 'petstore_trace_spans_total',
+    help: 'Spans the tracing SDK finished with, by outcome: exported, dropped (its bounded queue was full: the collector too slow or away), failed (the export failed)',
+    labelNames: ['outcome'] as const,
+  })
+
   private readonly webhookAttempts = new Counter({
     name: 'petstore_webhook_attempts_total',
     help: 'Webhook delivery attempts, by outcome: delivered (2xx), failed (to be retried), disabled (the last retry failed)',
@@ -137,6 +143,11 @@ export class Metrics {
   readonly rateLimitObserver = {
     refused: (policy: string) => this.rateLimited.inc({ policy }),
     storeFailed: () => this.rateLimitStoreErrors.inc(),
+  }
+
+  /** What tracing reports (with tracing on), recorded here. */
+  readonly spanObserver = {
+    processed: (count: number, outcome: 'exported' | 'dropped' | 'failed') => this.traceSpans.inc({ outcome }, count),
   }
 
   /** What webhook delivery reports, recorded here. */

@@ -1,3 +1,4 @@
+import { type Attributes, createNoopMeter, type MeterProvider } from '@opentelemetry/api'
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto'
 import { resourceFromAttributes } from '@opentelemetry/resources'
@@ -13,6 +14,39 @@ import {
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions'
 import type { Config } from '../config.js'
 
+/** Where the spans the processor finished with are counted (the metrics, when METRICS_PORT is set). */
+export interface SpanObserver {
+  processed(count: number, outcome: 'exported' | 'dropped' | 'failed'): void
+}
+
+/**
+ * The batch processor's own counts (the SDK's self-observability, `otel.sdk.processor.span.processed`
+ * with error.type `queue_full` for a dropped span), taken into this service's Prometheus metrics:
+ * a meter whose one counter reports to the observer, every other instrument a no-op.
+ */
+function spanCounts(observer: SpanObserver): MeterProvider {
+  const noop = createNoopMeter()
+  const meter = Object.create(noop) as typeof noop
+  meter.createCounter = <A extends Attributes>(name: string) =>
+    name !== 'otel.sdk.processor.span.processed'
+      ? noop.createCounter<A>(name)
+      : {
+          add(count: number, attributes?: A) {
+            const error = attributes?.['error.type']
+            observer.processed(count, error === undefined ? 'exported' : error === 'queue_full' ? 'dropped' : 'failed')
+          },
+        }
+  return { getMeter: () => meter }
+}
+
+/**
+ * The processor's options with the meter for its own counts. The processor sdk-trace-node exports
+ * (which adds the OTEL_BSP_* variables) passes its options on whole to sdk-trace's, whose type has
+ * selfObsMeterProvider; its own type does not name it yet.
+ */
+const countedBy = (observer: SpanObserver) =>
+  ({ selfObsMeterProvider: spanCounts(observer) }) as ConstructorParameters<typeof BatchSpanProcessor>[1]
+
 /** The tracer's name on every span this service makes itself. */
 export const TRACER_NAME = 'petstore'
 
@@ -23,14 +57,14 @@ export const TRACER_NAME = 'petstore'
  * are dropped, never held) to an OTLP exporter over HTTP, which reads its endpoint, headers and
  * timeout from the OTEL_EXPORTER_OTLP_* variables itself. Only ever imported with tracing on.
  */
-export function registerTracerProvider(config: Config): NodeTracerProvider {
+export function registerTracerProvider(config: Config, observer?: SpanObserver): NodeTracerProvider {
   const attributes = { ...config.otelResourceAttributes }
   attributes[ATTR_SERVICE_NAME] = config.otelServiceName ?? attributes[ATTR_SERVICE_NAME] ?? 'petstore'
   const exporter = config.otelProtocol === 'http/json' ? new JsonExporter() : new ProtobufExporter()
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes(attributes),
     sampler: samplerOf(config),
-    spanProcessors: [new BatchSpanProcessor(exporter)],
+    spanProcessors: [new BatchSpanProcessor(exporter, observer ? countedBy(observer) : {})],
   })
   provider.register()
   return provider

@@ -5,7 +5,7 @@ import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../config.js'
 import { routeOf } from '../http/route-of.js'
-import { registerTracerProvider } from './provider.js'
+import { registerTracerProvider, type SpanObserver } from './provider.js'
 import type { RequestTracing } from './request-tracing.js'
 
 export interface Tracing {
@@ -22,8 +22,8 @@ const spans = new WeakMap<FastifyRequest, Span>()
  * attributed as the HTTP conventions say. Loaded only when tracing is on (server.ts): with it off,
  * none of these modules is imported.
  */
-export function startTracing(config: Config): Tracing {
-  const provider = registerTracerProvider(config)
+export function startTracing(config: Config, observer?: SpanObserver): Tracing {
+  const provider = registerTracerProvider(config, observer)
 
   const instrumentation = new FastifyOtelInstrumentation({
     // One SERVER span per request: no span per hook or handler (each would cost every request).

@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { BACKENDS, createKey, runCli, seed, useResources } from '../support/helpers.js'
+import { scrape, startWithMetrics } from '../support/metrics-scrape.js'
 import { waitFor } from '../webhooks/receiver.js'
 import { TestCollector } from './collector.js'
 
@@ -115,6 +116,44 @@ for (const backend of BACKENDS) {
       }
       await server.stop()
       assert.equal(server.child.exitCode, 0, server.stderr)
+    })
+
+    test('When METRICS_PORT is set, then the spans exported are counted, and those the full queue dropped while the collector was away', async () => {
+      const collector = await TestCollector.start()
+      closing.push(collector)
+      const database = await resources.database(backend)
+      const token = await createKey(database.url, 'tracing')
+      await seed(database.url, [{ petId: 7, quantity: 3, status: 'available' }])
+      const patches = async (count: number) => {
+        for (let n = 0; n < count; n++)
+          assert.equal((await server.request('PATCH', '/v1/inventory/7', { token, body: { quantity: n } })).status, 200)
+      }
+      const { server, metricsUrl } = await startWithMetrics(resources, database.url, {
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '50',
+        OTEL_BSP_MAX_QUEUE_SIZE: '20',
+        OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '10',
+      })
+      await patches(5)
+      await waitFor(
+        async () => (await scrape(metricsUrl)).value('petstore_trace_spans_total', { outcome: 'exported' })! >= 5,
+        10_000,
+        'five spans exported',
+      )
+
+      await collector.close()
+      // A queue of 20 and no collector: the spans past it are dropped, never held.
+      await patches(200)
+      const after = await scrape(metricsUrl)
+      assert.ok(
+        after.value('petstore_trace_spans_total', { outcome: 'dropped' })! > 0,
+        after
+          .matching('petstore_trace_spans_total')
+          .map((s) => `${s.labels.outcome} ${s.value}`)
+          .join(', '),
+      )
+      await server.stop()
     })
 
     test('When no OTEL_* variable turns tracing on, then no OpenTelemetry SDK, exporter or instrumentation module is even loaded, and log lines carry no trace ids', async () => {

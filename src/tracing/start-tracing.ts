@@ -1,5 +1,5 @@
 import { FastifyOtelInstrumentation } from '@fastify/otel'
-import type { Span } from '@opentelemetry/api'
+import { type Span, SpanStatusCode } from '@opentelemetry/api'
 import { ATTR_ERROR_TYPE, ATTR_SERVER_PORT, ATTR_URL_PATH } from '@opentelemetry/semantic-conventions'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
@@ -29,6 +29,9 @@ export function startTracing(config: Config, observer?: SpanObserver): Tracing {
     // One SERVER span per request: no span per hook or handler (each would cost every request).
     instrumentHooks: false,
     instrumentHandler: false,
+    // An error's message and stack may hold values (a statement's, a client's): they stay in the log
+    // line, which the span's trace_id leads to; the span says only that it failed (below).
+    recordExceptions: false,
     requestHook: (span, request) => {
       const route = routeOf(request as FastifyRequest).url
       // The conventions' name and attributes: `{method} {route}`, the path without its query.
@@ -49,7 +52,10 @@ export function startTracing(config: Config, observer?: SpanObserver): Tracing {
       // (the conventions leave a 4xx unset on a SERVER span: the client's).
       app.addHook('onSend', async (request, reply) => {
         const span = spans.get(request)
-        if (span !== undefined && reply.statusCode >= 500) span.setAttribute(ATTR_ERROR_TYPE, String(reply.statusCode))
+        if (span === undefined || reply.statusCode < 500) return
+        span.setAttribute(ATTR_ERROR_TYPE, String(reply.statusCode))
+        // Without the error's message, which @fastify/otel's onError put there.
+        span.setStatus({ code: SpanStatusCode.ERROR })
       })
     },
     { name: 'petstore-tracing' },

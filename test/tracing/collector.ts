@@ -12,6 +12,8 @@ export interface CollectedSpan {
   /** OTLP's SpanKind: 2 SERVER, 3 CLIENT, 4 PRODUCER. */
   kind: number
   attributes: Record<string, string | number | boolean | undefined>
+  /** OTLP's status: code 2 is ERROR. */
+  status?: { code?: number; message?: string }
   /** The resource's attributes (service.name, OTEL_RESOURCE_ATTRIBUTES). */
   resource: Record<string, string | number | boolean | undefined>
 }

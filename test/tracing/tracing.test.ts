@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import Database from 'better-sqlite3'
+import pg from 'pg'
 import { BACKENDS, createKey, runCli, seed, useResources } from '../support/helpers.js'
 import { scrape, startWithMetrics } from '../support/metrics-scrape.js'
 import { waitFor } from '../webhooks/receiver.js'
@@ -14,6 +16,20 @@ import { TestCollector } from './collector.js'
 const RECORDER = fileURLToPath(new URL('../support/record-imports.js', import.meta.url))
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
 const SERVER = 2
+
+/** Drops the orders' table, as a broken database would lose it: a read of an order then fails with a 500. */
+async function breakOrders(url: string) {
+  if (url.startsWith('sqlite:')) {
+    const db = new Database(url.slice('sqlite:'.length))
+    db.exec('DROP TABLE orders')
+    db.close()
+    return
+  }
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  await client.query('DROP TABLE orders CASCADE')
+  await client.end()
+}
 
 for (const backend of BACKENDS) {
   describe(`tracing (${backend.name}, real processes)`, () => {
@@ -78,6 +94,37 @@ for (const backend of BACKENDS) {
       assert.equal(line.trace_id, patch.traceId)
       assert.equal(line.span_id, patch.spanId)
       assert.ok(typeof line.reqId === 'string', 'the request id stays')
+      await server.stop()
+    })
+
+    test('When a request fails with a 5xx, then its SERVER span carries error.type (the status) and an error status', async () => {
+      const collector = await TestCollector.start()
+      closing.push(collector)
+      const database = await resources.database(backend)
+      const token = await createKey(database.url, 'tracing')
+      await seed(database.url, [{ petId: 7, quantity: 3, status: 'available' }])
+      const server = await resources.server(database.url, {
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '50',
+      })
+      // The key is verified (and remembered) first; then the orders' table goes, as a broken database would lose it.
+      assert.equal((await server.request('GET', '/v1/inventory/7', { token })).status, 200)
+      await breakOrders(database.url)
+      const res = await server.request('GET', '/v1/store/orders/1', { token })
+      assert.equal(res.status, 500, res.text)
+      const span = await waitFor(
+        () => collector.spans.find((s) => s.name === 'GET /v1/store/orders/:orderId'),
+        10_000,
+        () => `the failed request's span (${collector.spans.map((s) => s.name).join(', ')})`,
+      )
+      assert.equal(span.attributes['http.response.status_code'], 500)
+      assert.equal(span.attributes['error.type'], '500')
+      assert.equal(span.status?.code, 2, 'the span’s status is ERROR')
+      assert.ok(
+        !JSON.stringify(span).includes('no such table') && !JSON.stringify(span).includes('does not exist'),
+        'no internal message in the span',
+      )
       await server.stop()
     })
 

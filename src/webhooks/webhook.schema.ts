@@ -66,6 +66,7 @@ export const WebhookSchema = Type.Object(
 export const NewWebhookSchema = Type.Object(
   {
     ...subscriptionFields,
+    deliveredThrough: Int64Schema('Where it starts: the ledger’s end when it was made. Its first message is the next row after this seq.'),
     secret: Type.String({
       pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$',
       description:
@@ -78,7 +79,7 @@ export const NewWebhookSchema = Type.Object(
     additionalProperties: false,
     description: 'A subscription just created, with its secret.',
     // A made-up secret of the right shape: no subscription has it.
-    examples: [{ ...SUBSCRIPTION_EXAMPLE, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }],
+    examples: [{ ...SUBSCRIPTION_EXAMPLE, deliveredThrough: 1043n, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }],
   },
 )
 

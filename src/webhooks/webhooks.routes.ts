@@ -78,7 +78,8 @@ const routes: FastifyPluginAsyncTypebox<WebhooksRoutesOptions> = async (app, { w
       const { url, description } = request.body as { url: string; description?: string }
       const { webhook, secret } = await webhooks.create(url, description ?? null)
       reply.code(201).header('location', `${API_PREFIX}/webhooks/${webhook.id}`)
-      return { id: webhook.id, url: webhook.url, description: webhook.description, createdAt: webhook.createdAt, secret }
+      const { id, url: shown, description: about, createdAt, deliveredThrough } = webhook
+      return { id, url: shown, description: about, createdAt, deliveredThrough, secret }
     },
   )
 

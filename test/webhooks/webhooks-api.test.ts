@@ -102,7 +102,8 @@ for (const backend of BACKENDS) {
       const created = await request('POST', '/v1/webhooks', { body: { url: PUBLIC, description: 'stock mirror' } })
       assert.equal(created.status, 201, created.text)
       const { id, secret } = created.body
-      assert.deepEqual(Object.keys(created.body).sort(), ['createdAt', 'description', 'id', 'secret', 'url'])
+      assert.deepEqual(Object.keys(created.body).sort(), ['createdAt', 'deliveredThrough', 'description', 'id', 'secret', 'url'])
+      assert.equal(BigInt(created.body.deliveredThrough), BigInt(end), 'it says where it starts: the ledger’s end')
       assert.ok(Number.isInteger(id) && id >= 1)
       assert.equal(created.headers.get('location'), `/v1/webhooks/${id}`)
       assert.equal(created.body.url, PUBLIC)

@@ -755,6 +755,7 @@ export interface components {
          *       "url": "https://hooks.example.com/petstore",
          *       "description": "Stock changes for the storefront cache",
          *       "createdAt": "2026-11-20T09:35:00.000Z",
+         *       "deliveredThrough": 1043,
          *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
          *     }
          */
@@ -773,6 +774,11 @@ export interface components {
              * @description When it was created (RFC 3339, UTC).
              */
             createdAt: string;
+            /**
+             * Format: int64
+             * @description Where it starts: the ledger’s end when it was made. Its first message is the next row after this seq. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+             */
+            deliveredThrough: bigint;
             /** @description The signing secret (Standard Webhooks: `whsec_` and base64 key bytes), to verify each message’s `webhook-signature`. Shown in this answer only: store it now. */
             secret: string;
         };

@@ -36,6 +36,8 @@ export const NOTE_MAX_LENGTH = 500
 export interface Actor {
   keyId: number | null
   requestId: string | null
+  /** With tracing on: the request's span as a W3C traceparent, kept on its ledger rows (InventoryChange). */
+  traceContext?: string | undefined
 }
 
 export const CLI_ACTOR: Actor = { keyId: null, requestId: null }
@@ -58,6 +60,11 @@ export interface InventoryChange {
   requestId: string | null
   /** RFC 3339, UTC, milliseconds. */
   at: string
+  /**
+   * With tracing on, the span of the request that made the change, as a W3C traceparent: each
+   * delivery of the row is linked to it. Absent otherwise; never part of any message or body.
+   */
+  traceContext?: string | undefined
 }
 
 /**

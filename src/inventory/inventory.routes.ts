@@ -20,6 +20,7 @@ import { itemJson } from './inventory.json.js'
 import { PetIdParamsSchema } from '../http/int64.schema.js'
 import { type InventoryListQuery, InventoryListQuerySchema, type InventoryUpdate } from './inventory.schema.js'
 import type { InventoryService } from './inventory.service.js'
+import { inSpan } from '../spans.js'
 import { requires } from '../http/scopes.js'
 
 const INVENTORY_PATH = `${API_PREFIX}/inventory`
@@ -54,7 +55,13 @@ const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (
     const version = request.versions.inventory
     return (status === undefined ? listBody : listByStatus[status]).get(version, async () => {
       const started = performance.now()
-      const body = await buildListBody(inventory, { spool: makeSpool, status })
+      // Traced: the build is a span of the request that missed the cache (those sharing it wait in theirs).
+      const body = await inSpan('build inventory list', {}, async (span) => {
+        const built = await buildListBody(inventory, { spool: makeSpool, status })
+        span?.setAttributes({ 'petstore.list.entries': built.entries, 'petstore.list.bytes': built.length })
+        if (status !== undefined) span?.setAttribute('petstore.list.status', status)
+        return built
+      })
       // For operators watching what a write costs the readers: one line per rebuild, not per request.
       const { rss, heapTotal, heapUsed, external, arrayBuffers } = process.memoryUsage()
       const mib = (n: number) => Math.round(n / 1048576)

@@ -2,7 +2,8 @@ import { bearerToken } from '../bearer-token.js'
 import type { VersionedLru } from '../cache/versioned.js'
 import { type AuthenticatedKey, isScope, SCOPES, type Scope } from '../domain.js'
 import { ConflictError, InvalidInputError, NotFoundError, UnauthorizedError, UnavailableError } from '../errors.js'
-import type { ApiKey, KeyStore } from '../storage/ports.js'
+import type { ApiKey, KeyStore, Storage } from '../storage/ports.js'
+import { dbSpan, inSpan } from '../spans.js'
 import { KEY_NAME_PATTERN, generateKey, hashKey, isWellFormedKey, sameHash } from './api-key.js'
 
 /** last_used_at is kept to the minute: writing it on every request would cost a commit each. */
@@ -34,7 +35,7 @@ export class KeysService {
    * looks its key up (the CLI's case)
    */
   constructor(
-    private readonly storage: KeyStore,
+    private readonly storage: KeyStore & Pick<Storage, 'dialect'>,
     private readonly verified?: VersionedLru<string, AuthenticatedKey>,
   ) {}
 
@@ -53,7 +54,9 @@ export class KeysService {
       return known
     }
     const hash = hashKey(token)
-    const key = await this.storage.findActiveKey(hash)
+    const key = await inSpan('SELECT api_keys', dbSpan(this.storage.dialect, 'SELECT', { 'db.collection.name': 'api_keys' }), () =>
+      this.storage.findActiveKey(hash),
+    )
     // The lookup is by hash, so it reveals nothing about the token; the compare is constant-time anyway.
     if (!key || !sameHash(key.hash, hash)) {
       // A key verified before and revoked since is forgotten, so its next use is counted per address

@@ -70,7 +70,7 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
     actor: Actor,
     note: string | null = null,
   ) => {
-    changes.push({
+    const row: InventoryChange = {
       seq: ++lastChange,
       petId: entry.petId,
       previousQuantity: entry.quantity,
@@ -81,7 +81,9 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
       keyId: actor.keyId,
       requestId: actor.requestId,
       at,
-    })
+    }
+    if (actor.traceContext !== undefined) row.traceContext = actor.traceContext
+    changes.push(row)
     entries.set(entry.petId, { ...entry, quantity })
     quantities.set(entry.petId, quantity)
   }

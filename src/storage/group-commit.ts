@@ -1,9 +1,15 @@
+import type { Span } from '@opentelemetry/api'
+import { activeSpan, batchSpan, failed } from '../spans.js'
+import type { Storage } from './ports.js'
+
 interface Pending<In, Out> {
   input: In
   /** Date.now() past which this write must not be started, and must have been answered. */
   deadline: number
   resolve: (value: Out) => void
   reject: (error: unknown) => void
+  /** With tracing, a traced caller's span (its stock write), which the batch's span goes under or links to. */
+  traced?: Span | undefined
 }
 
 export interface GroupCommitOptions<In = unknown> {
@@ -21,6 +27,13 @@ export interface GroupCommitOptions<In = unknown> {
    * it, concurrent batches over one hot pet conflicted and were planned again under the lock.
    */
   touches?: ((input: In) => unknown) | undefined
+  /**
+   * The backend, for the spans of traced callers' writes (tracing on): each caller's span gets the
+   * event `batch started` when its wait for a batch ends, and each batch's transaction is one database
+   * span (db.operation.name BATCH, with db.operation.batch.size) under the first traced caller's span,
+   * linked to every other's: one span per commit, not one per write, as the commit is shared.
+   */
+  dialect?: Storage['dialect'] | undefined
 }
 
 /**
@@ -52,6 +65,7 @@ export class GroupCommit<In, Out> {
   private readonly expired: () => Error
   private readonly onBatch: ((writes: number, seconds: number) => void) | undefined
   private readonly touches: ((input: In) => unknown) | undefined
+  private readonly dialect: Storage['dialect'] | undefined
   /** What the batches in flight touch (with `touches`), and how many of them touch it. */
   private readonly held = new Map<unknown, number>()
 
@@ -64,11 +78,13 @@ export class GroupCommit<In, Out> {
     this.expired = options.expired ?? (() => new Error('The write waited too long and was not applied'))
     this.onBatch = options.onBatch
     this.touches = options.touches
+    this.dialect = options.dialect
   }
 
   submit(input: In): Promise<Out> {
     return new Promise<Out>((resolve, reject) => {
-      this.pending.push({ input, deadline: Date.now() + this.maxWaitMs, resolve, reject })
+      const traced = this.dialect && activeSpan()
+      this.pending.push({ input, deadline: Date.now() + this.maxWaitMs, resolve, reject, traced })
       this.schedule()
     })
   }
@@ -114,14 +130,18 @@ export class GroupCommit<In, Out> {
     const touched = this.touches ? new Set(batch.map((p) => this.touches!(p.input))) : undefined
     for (const key of touched ?? []) this.held.set(key, (this.held.get(key) ?? 0) + 1)
     const started = this.onBatch ? performance.now() : 0
+    const span = this.dialect && batchSpan(this.dialect, batch)
     try {
       const deadline = Math.min(...batch.map((p) => p.deadline))
       const results = await this.commitBatch(
         batch.map((p) => p.input),
         deadline,
       )
+      span?.end()
       for (const [i, p] of batch.entries()) p.resolve(results[i] as Out)
     } catch (error) {
+      failed(span, error)
+      span?.end()
       for (const p of batch) p.reject(error)
     } finally {
       for (const key of touched ?? []) {

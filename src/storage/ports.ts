@@ -34,6 +34,11 @@ export interface ChangeQuery {
   /** Only rows of this reason (read by the ledger's reason index, or with petId by the pet's). */
   reason?: ChangeReason | undefined
   newestFirst?: boolean
+  /**
+   * Read each row's traceContext too (delivery, with tracing on; not with petId). Only then: a column
+   * more in every read of the feed made PostgreSQL plan its newest-first page with a sort.
+   */
+  traceContexts?: boolean | undefined
 }
 
 /** A page of orders: by id after `after`, optionally of one status. */

@@ -1,3 +1,4 @@
+import { inSpan } from '../spans.js'
 import type { ResultOf, StockResult, StockWrite } from '../stock/writes.js'
 import type { GroupCommit } from './group-commit.js'
 import type { StockWrites } from './ports.js'
@@ -6,8 +7,10 @@ import type { StockWrites } from './ports.js'
 export function stockWritesThrough(groupCommit: GroupCommit<StockWrite, StockResult>): StockWrites & { drain(): Promise<void> } {
   return {
     writeStock<W extends StockWrite>(write: W): Promise<ResultOf<W>> {
-      // planBatch answers every write with the result of its own kind.
-      return groupCommit.submit(write) as Promise<ResultOf<W>>
+      // planBatch answers every write with the result of its own kind. Traced: a span around its wait
+      // and its batch's commit (the group commit's own spans, under it).
+      const kind = { attributes: { 'petstore.stock_write.kind': write.kind } }
+      return inSpan('stock write', kind, () => groupCommit.submit(write)) as Promise<ResultOf<W>>
     },
     drain: () => groupCommit.drain(),
   }

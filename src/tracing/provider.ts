@@ -13,6 +13,7 @@ import {
 } from '@opentelemetry/sdk-trace-node'
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions'
 import type { Config } from '../config.js'
+import { useTracer } from '../spans.js'
 
 /** Where the spans the processor finished with are counted (the metrics, when METRICS_PORT is set). */
 export interface SpanObserver {
@@ -67,6 +68,7 @@ export function registerTracerProvider(config: Config, observer?: SpanObserver):
     spanProcessors: [new BatchSpanProcessor(exporter, observer ? countedBy(observer) : {})],
   })
   provider.register()
+  useTracer(provider.getTracer(TRACER_NAME))
   return provider
 }
 

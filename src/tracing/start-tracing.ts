@@ -37,7 +37,9 @@ export function startTracing(config: Config, observer?: SpanObserver): Tracing {
       // The conventions' name and attributes: `{method} {route}`, the path without its query.
       if (route !== undefined) span.updateName(`${request.method} ${route}`)
       else span.updateName(request.method)
-      span.setAttribute(ATTR_URL_PATH, request.url.split('?', 1)[0]!)
+      // @fastify/otel set url.path to the URL as sent: only a query needs taking off.
+      const query = request.url.indexOf('?')
+      if (query !== -1) span.setAttribute(ATTR_URL_PATH, request.url.slice(0, query))
       const port = request.socket.localPort
       if (port !== undefined) span.setAttribute(ATTR_SERVER_PORT, port)
       spans.set(request as FastifyRequest, span)
@@ -50,12 +52,15 @@ export function startTracing(config: Config, observer?: SpanObserver): Tracing {
       await app.register(instrumentation.plugin())
       // Before the instrumentation's own onSend, which ends the span: a 5xx is an error of the server's
       // (the conventions leave a 4xx unset on a SERVER span: the client's).
-      app.addHook('onSend', async (request, reply) => {
+      // A callback hook, not an async one: no promise per request.
+      app.addHook('onSend', (request, reply, payload, done) => {
         const span = spans.get(request)
-        if (span === undefined || reply.statusCode < 500) return
-        span.setAttribute(ATTR_ERROR_TYPE, String(reply.statusCode))
-        // Without the error's message, which @fastify/otel's onError put there.
-        span.setStatus({ code: SpanStatusCode.ERROR })
+        if (span !== undefined && reply.statusCode >= 500) {
+          span.setAttribute(ATTR_ERROR_TYPE, String(reply.statusCode))
+          // Without the error's message, which @fastify/otel's onError put there.
+          span.setStatus({ code: SpanStatusCode.ERROR })
+        }
+        done(null, payload)
       })
     },
     { name: 'petstore-tracing' },

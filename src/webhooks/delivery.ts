@@ -3,10 +3,12 @@ import type { Config } from '../config.js'
 import type { InventoryChange, WebhookTarget } from '../domain.js'
 import { DestinationRefusedError, jumpedOver } from '../errors.js'
 import type { LedgerTail } from '../changes/ledger-tail.js'
+import { traceparentOf, tracing } from '../spans.js'
 import type { LedgerJumps, LedgerReads, LedgerRetention, WebhookStore } from '../storage/ports.js'
 import { isBrokerUrl, parseBrokerUrl } from './broker-destination.js'
 import { openPublisher } from './brokers/open-publisher.js'
-import { describeError, type Published, type Publisher } from './brokers/publisher.js'
+import { type BrokerMessage, describeError, type Published, type Publisher } from './brokers/publisher.js'
+import { brokerSpans, endBrokerSpans, endWebhookSpan, webhookSpan } from './delivery-spans.js'
 import { webhookMessage } from './message.js'
 import { WebhookSender } from './send.js'
 import { sign, signingKey } from './signature.js'
@@ -250,6 +252,8 @@ class SubscriptionLoop {
         const rows = await this.ledger.listChanges({
           after: this.state.deliveredThrough,
           limit: this.broker ? BROKER_READ_ROWS : READ_ROWS,
+          // Traced: each delivery's span links to the request that made its row.
+          traceContexts: tracing(),
         })
         // Rows after the cursor removed by retention: sending on would skip them silently.
         const pruned = await this.ledger.prunedThrough()
@@ -311,15 +315,16 @@ class SubscriptionLoop {
   private async deliver(row: InventoryChange): Promise<boolean> {
     const { id: messageId, body } = webhookMessage(this.state.messageTag, row)
     const timestamp = Math.floor(Date.now() / 1000)
-    const outcome = await this.sender!.send(
-      {
-        'webhook-id': messageId,
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': sign(this.key, messageId, timestamp, body),
-        'user-agent': 'petstore-webhooks/1',
-      },
-      body,
-    )
+    const headers: Record<string, string> = {
+      'webhook-id': messageId,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': sign(this.key, messageId, timestamp, body),
+      'user-agent': 'petstore-webhooks/1',
+    }
+    const span = webhookSpan(this.sender!.url, this.state.id, row)
+    if (span !== undefined) headers.traceparent = traceparentOf(span)
+    const outcome = await this.sender!.send(headers, body)
+    endWebhookSpan(span, outcome.status, outcome.ok ? undefined : outcome.errorType)
     const at = new Date().toISOString()
     if (outcome.ok) {
       Object.assign(this.state, { deliveredThrough: row.seq, failedAttempts: 0, nextAttemptAt: null, failingSince: null })
@@ -341,7 +346,13 @@ class SubscriptionLoop {
       await sleep(LEASE_WAIT_MS, this.abort.signal)
       return
     }
-    const messages = rows.map((row) => ({ ...webhookMessage(this.state.messageTag, row), petId: row.petId }))
+    const messages: BrokerMessage[] = rows.map((row) => ({ ...webhookMessage(this.state.messageTag, row), petId: row.petId }))
+    const spans = brokerSpans(
+      this.state.destination,
+      rows,
+      messages.map((m) => m.id),
+    )
+    if (spans !== undefined) for (const [i, span] of spans.entries()) messages[i]!.traceparent = traceparentOf(span)
     let published: Published
     try {
       // Checked again at each connection: the operator may have taken the broker off BROKER_ALLOWED_HOSTS.
@@ -355,6 +366,7 @@ class SubscriptionLoop {
         error: error instanceof DestinationRefusedError ? error.message : describeError(error),
       }
     }
+    endBrokerSpans(spans, published.acknowledged)
     if (published.acknowledged > 0) {
       const through = rows[published.acknowledged - 1]!.seq
       Object.assign(this.state, { deliveredThrough: through, failedAttempts: 0, nextAttemptAt: null, failingSince: null })

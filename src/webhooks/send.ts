@@ -10,8 +10,11 @@ export interface SendOptions {
   allowPrivate: boolean
 }
 
-/** An attempt's outcome: delivered (2xx), or why not, in words for the subscription's lastError. */
-export type SendOutcome = { ok: true } | { ok: false; error: string }
+/**
+ * An attempt's outcome: delivered (2xx), or why not, in words for the subscription's lastError and
+ * as a low-cardinality type for its span (the status, `timeout`, or the socket error's code).
+ */
+export type SendOutcome = { ok: true; status: number } | { ok: false; error: string; errorType: string; status?: number }
 
 /**
  * One subscription's connection to its receiver: keep-alive, one request at a time (messages go in
@@ -22,7 +25,7 @@ export class WebhookSender {
   private readonly client: typeof http | typeof https
 
   constructor(
-    private readonly url: URL,
+    readonly url: URL,
     private readonly options: SendOptions,
   ) {
     const secure = url.protocol === 'https:'
@@ -33,7 +36,7 @@ export class WebhookSender {
 
   send(headers: Record<string, string>, body: string): Promise<SendOutcome> {
     const refused = refusedLiteral(this.url, this.options.allowPrivate)
-    if (refused) return Promise.resolve({ ok: false, error: refused })
+    if (refused) return Promise.resolve({ ok: false, error: refused, errorType: 'destination_refused' })
     return new Promise((resolve) => {
       let settled = false
       const settle = (outcome: SendOutcome) => {
@@ -49,10 +52,12 @@ export class WebhookSender {
       })
       // The whole attempt, connecting and the answer included, is bounded.
       const timer = setTimeout(() => {
-        settle({ ok: false, error: `no answer within ${this.options.timeoutMs} ms` })
+        settle({ ok: false, error: `no answer within ${this.options.timeoutMs} ms`, errorType: 'timeout' })
         request.destroy()
       }, this.options.timeoutMs)
-      request.on('error', (error: NodeJS.ErrnoException) => settle({ ok: false, error: describe(error) }))
+      request.on('error', (error: NodeJS.ErrnoException) =>
+        settle({ ok: false, error: describe(error), errorType: error.code ?? 'connection_failed' }),
+      )
       request.on('response', (response) => {
         const status = response.statusCode ?? 0
         let read = 0
@@ -63,8 +68,13 @@ export class WebhookSender {
         const done = () =>
           settle(
             status >= 200 && status < 300
-              ? { ok: true }
-              : { ok: false, error: status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}` },
+              ? { ok: true, status }
+              : {
+                  ok: false,
+                  error: status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`,
+                  errorType: String(status),
+                  status,
+                },
           )
         response.on('end', done)
         response.on('close', done)

@@ -169,5 +169,47 @@ for (const backend of BACKENDS) {
         assert.deepEqual((await walk(7)).flat(), [...now].reverse())
       })
     })
+
+    describe('trace contexts', () => {
+      const fixture = useStorage(backend, { scope: 'describe' })
+      const TRACED = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
+      test('When a write’s actor carries a trace context (tracing on), then its ledger rows keep it, in a plain batch and a planned one alike, and rows without one have none', async () => {
+        const { storage } = fixture
+        await seed(storage, [item(1n, 10), item(2n, 10)])
+        const traced = { ...actor(1, 'traced'), traceContext: TRACED }
+        // One batch of plain PATCHes (one traced), then a planned one: an order and a PATCH with a precondition.
+        await Promise.all([
+          storage.writeStock({ kind: 'set', petId: 1n, quantity: 9, actor: traced }),
+          storage.writeStock({ kind: 'set', petId: 2n, quantity: 9, actor: actor(2, 'plain') }),
+        ])
+        await Promise.all([
+          storage.writeStock({ kind: 'place', petId: 1n, quantity: 2, actor: traced }),
+          storage.writeStock({ kind: 'set', petId: 2n, quantity: 8, actor: traced, precondition: () => true }),
+          storage.writeStock({ kind: 'set', petId: 2n, quantity: 7, actor: actor(2, 'plain') }),
+        ])
+        const rows = await storage.listChanges({ after: 2n, limit: 10, traceContexts: true })
+        assert.deepEqual(
+          rows.map((c) => [c.requestId, c.reason, c.traceContext]),
+          [
+            ['traced', 'adjustment', TRACED],
+            ['plain', 'adjustment', undefined],
+            ['traced', 'order', TRACED],
+            ['traced', 'adjustment', TRACED],
+            ['plain', 'adjustment', undefined],
+          ],
+        )
+        assert.ok(!('traceContext' in rows[1]!), 'a row without one has no such field')
+        // Read only when asked: the feed's reads are as they were.
+        const plain = await storage.listChanges({ after: 2n, limit: 10 })
+        assert.deepEqual(
+          plain.map((c) => c.traceContext),
+          [undefined, undefined, undefined, undefined, undefined],
+        )
+        assert.deepEqual(
+          plain,
+          rows.map(({ traceContext: _, ...rest }) => rest),
+        )
+      })
+    })
   })
 }

@@ -61,11 +61,16 @@ describe('PostgreSQL migration 007: reasons and notes', { skip }, () => {
     const functions = await client.query<{ args: string }>(
       "SELECT pg_get_function_identity_arguments(oid) AS args FROM pg_proc WHERE proname = 'set_inventory_quantities'",
     )
-    // The previous release's function stays beside the new one, for its instances during a rolling upgrade.
-    assert.equal(functions.rows.length, 2, 'the old signature and the new one')
+    // Earlier releases' functions stay beside the new one, for their instances during a rolling upgrade:
+    // 004's, 007's, and 017's (with the rows' trace contexts).
+    assert.equal(functions.rows.length, 3, functions.rows.map((f) => f.args).join('\n'))
     assert.ok(
       functions.rows.some((f) => /p_reasons text\[\], p_notes text\[\], p_at timestamp with time zone$/.test(f.args)),
-      'the new signature',
+      '007’s signature',
+    )
+    assert.ok(
+      functions.rows.some((f) => /p_notes text\[\], p_trace_contexts text\[\], p_at timestamp with time zone$/.test(f.args)),
+      '017’s signature',
     )
     await assert.rejects(
       client.query(`INSERT INTO inventory_changes (seq, pet_id, quantity, reason, at) VALUES (100, 1, 1, 'gift', now())`),

@@ -177,6 +177,33 @@ describe('PostgreSQL stock batches applied by apply_stock_plan', { skip }, () =>
     assert.equal((await storage.getInventoryItem(1n))?.quantity, 3)
   })
 
+  test('When a batch is planned again under the lock, then its ledger rows keep their writes’ trace contexts', async () => {
+    const before = await counters()
+    const replansBefore = replans
+    const traceContext = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
+    await whileLocked(
+      () => storage.writeStock({ kind: 'place', petId: 1n, quantity: 1, actor: { ...actor(), traceContext } }),
+      async (client) => {
+        await client.query(
+          `SELECT * FROM set_inventory_quantities(ARRAY[1]::bigint[], ARRAY[50]::integer[], ARRAY[NULL]::integer[],
+             ARRAY[NULL]::text[], ARRAY['count'], ARRAY[NULL]::text[], now())`,
+        )
+      },
+    )
+    assert.equal(replans, replansBefore + 1)
+    assert.deepEqual(
+      (await storage.listChanges({ after: before.lastChange, limit: 10, traceContexts: true })).map((c) => [
+        c.quantity,
+        c.reason,
+        c.traceContext,
+      ]),
+      [
+        [50, 'count', undefined],
+        [49, 'order', traceContext],
+      ],
+    )
+  })
+
   test('When another writer cancels an order a transition read as placed, then the stale plan writes nothing and the transition is refused as the order now is', async () => {
     const placed = (await storage.writeStock({ kind: 'place', petId: 2n, quantity: 5, actor: actor() })) as PlaceResult
     assert.ok(placed !== 'idempotency_key_reused' && placed.outcome === 'placed')

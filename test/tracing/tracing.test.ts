@@ -2,6 +2,8 @@
 // `petstore serve` processes exporting to an OTLP/HTTP collector of the test's own.
 import assert from 'node:assert/strict'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
@@ -10,12 +12,38 @@ import Database from 'better-sqlite3'
 import pg from 'pg'
 import { BACKENDS, createKey, runCli, seed, useResources } from '../support/helpers.js'
 import { scrape, startWithMetrics } from '../support/metrics-scrape.js'
-import { waitFor } from '../webhooks/receiver.js'
+import { BROKER_ENV, TestExchange, TestStream } from '../webhooks/brokers.js'
+import { Receiver, waitFor } from '../webhooks/receiver.js'
 import { TestCollector } from './collector.js'
 
 const RECORDER = fileURLToPath(new URL('../support/record-imports.js', import.meta.url))
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
 const SERVER = 2
+const CLIENT = 3
+const PRODUCER = 4
+
+/** The attributes whose names start with `prefix`. */
+const pick = (attributes: Record<string, unknown>, prefix: string) =>
+  Object.fromEntries(Object.entries(attributes).filter(([name]) => name.startsWith(prefix)))
+
+/**
+ * A trace's spans as `name < parent's name` (the parent's span id when it is not in the trace, ''
+ * for a root), sorted, once `count` of them have arrived.
+ */
+async function waitForTree(collector: TestCollector, traceId: string, count: number): Promise<string[]> {
+  const spans = () => collector.spans.filter((s) => s.traceId === traceId)
+  await waitFor(
+    () => spans().length >= count,
+    10_000,
+    () =>
+      `${count} spans in the trace (${spans()
+        .map((s) => s.name)
+        .join(', ')})`,
+  )
+  const all = spans()
+  const nameOf = (id: string) => all.find((s) => s.spanId === id)?.name ?? id
+  return all.map((s) => `${s.name} < ${s.parentSpanId === '' ? '' : nameOf(s.parentSpanId)}`).sort()
+}
 
 /** Drops the orders' table, as a broken database would lose it: a read of an order then fails with a 500. */
 async function breakOrders(url: string) {
@@ -81,10 +109,69 @@ for (const backend of BACKENDS) {
       assert.equal(patch.resource.team, 'inventory ops')
       assert.ok(!JSON.stringify(patch).includes(token), 'no key in the span')
 
+      // Under it: the key's lookup (its first use: not yet remembered), and the stock write, whose wait
+      // for a batch ends at its event, and the batch's commit, as database spans of the backend.
+      const system = backend.name === 'sqlite' ? 'sqlite' : 'postgresql'
+      const tree = await waitForTree(collector, patch.traceId, 4)
+      assert.deepEqual(
+        tree,
+        [
+          `PATCH /v1/inventory/:petId < ${TRACEPARENT.split('-')[2]}`,
+          'SELECT api_keys < PATCH /v1/inventory/:petId',
+          'stock write < PATCH /v1/inventory/:petId',
+          'BATCH < stock write',
+        ].sort(),
+      )
+      const inTrace = (name: string) => collector.spans.find((s) => s.traceId === patch.traceId && s.name === name)!
+      assert.equal(inTrace('SELECT api_keys').kind, CLIENT)
+      assert.deepEqual(pick(inTrace('SELECT api_keys').attributes, 'db.'), {
+        'db.system.name': system,
+        'db.operation.name': 'SELECT',
+        'db.collection.name': 'api_keys',
+      })
+      assert.equal(inTrace('stock write').attributes['petstore.stock_write.kind'], 'set')
+      assert.deepEqual(inTrace('stock write').events, ['batch started'])
+      assert.equal(inTrace('BATCH').kind, CLIENT)
+      assert.deepEqual(pick(inTrace('BATCH').attributes, 'db.'), {
+        'db.system.name': system,
+        'db.operation.name': 'BATCH',
+        'db.operation.batch.size': 1,
+      })
+      for (const span of collector.spans.filter((s) => s.traceId === patch.traceId))
+        assert.ok(!JSON.stringify(span).includes(token.slice(-12)), `no key in ${span.name}`)
+
       const get = await waitFor(() => collector.spans.find((s) => s.name === 'GET /v1/inventory/:petId'), 10_000, 'the GET’s span')
+      assert.deepEqual(
+        await waitForTree(collector, get.traceId, 1),
+        ['GET /v1/inventory/:petId < '],
+        'a 404: the request alone (its key remembered)',
+      )
       assert.notEqual(get.traceId, patch.traceId, 'a request without traceparent starts a trace of its own')
       assert.equal(get.attributes['http.response.status_code'], 404)
       assert.equal(get.attributes['error.type'], undefined, 'a 4xx is the client’s: no error.type on a SERVER span')
+
+      const placed = await server.request('POST', '/v1/store/orders', { token, body: { petId: 7, quantity: 2 } })
+      assert.equal(placed.status, 201, placed.text)
+      const order = await waitFor(() => collector.spans.find((s) => s.name === 'POST /v1/store/orders'), 10_000, 'the order’s span')
+      assert.deepEqual(
+        await waitForTree(collector, order.traceId, 3),
+        ['POST /v1/store/orders < ', 'stock write < POST /v1/store/orders', 'BATCH < stock write'].sort(),
+      )
+      assert.equal(
+        collector.spans.find((s) => s.traceId === order.traceId && s.name === 'stock write')!.attributes['petstore.stock_write.kind'],
+        'place',
+      )
+
+      const listed = await server.request('GET', '/v1/inventory', { token })
+      assert.equal(listed.status, 200)
+      const list = await waitFor(() => collector.spans.find((s) => s.name === 'GET /v1/inventory'), 10_000, 'the list’s span')
+      assert.deepEqual(
+        await waitForTree(collector, list.traceId, 2),
+        ['GET /v1/inventory < ', 'build inventory list < GET /v1/inventory'].sort(),
+      )
+      const build = collector.spans.find((s) => s.traceId === list.traceId && s.name === 'build inventory list')!
+      assert.equal(build.attributes['petstore.list.entries'], 1)
+      assert.equal(build.attributes['petstore.list.bytes'], Buffer.byteLength(listed.text))
 
       const changes = await waitFor(() => collector.spans.find((s) => s.name === 'GET /v1/inventory/changes'), 10_000, 'the feed’s span')
       assert.equal(changes.attributes['url.path'], '/v1/inventory/changes', 'the path without its query')
@@ -94,6 +181,80 @@ for (const backend of BACKENDS) {
       assert.equal(line.trace_id, patch.traceId)
       assert.equal(line.span_id, patch.spanId)
       assert.ok(typeof line.reqId === 'string', 'the request id stays')
+      await server.stop()
+    })
+
+    test('When a PATCH’s row is delivered to a webhook, JetStream and RabbitMQ, then each delivery is a span of its own trace linked to the PATCH’s, and its traceparent goes out with the message', async () => {
+      const collector = await TestCollector.start()
+      const receiver = await Receiver.start()
+      const stream = await TestStream.open()
+      const exchange = await TestExchange.open()
+      closing.push(collector, receiver, stream, exchange)
+      const database = await resources.database(backend)
+      const token = await createKey(database.url, 'tracing')
+      await seed(database.url, [{ petId: 7, quantity: 3, status: 'available' }])
+      // The default protocol, http/protobuf.
+      const server = await resources.server(database.url, {
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+        OTEL_BSP_SCHEDULE_DELAY: '50',
+        WEBHOOK_ALLOW_PRIVATE: 'true',
+        ...BROKER_ENV,
+      })
+      for (const url of [receiver.url, stream.url(), exchange.url()])
+        assert.equal((await server.request('POST', '/v1/webhooks', { token, body: { url } })).status, 201)
+      const patched = await server.request('PATCH', '/v1/inventory/7', {
+        token,
+        body: { quantity: 5 },
+        headers: { traceparent: TRACEPARENT },
+      })
+      assert.equal(patched.status, 200, patched.text)
+      const patch = await waitFor(() => collector.spans.find((s) => s.name === 'PATCH /v1/inventory/:petId'), 10_000, 'the PATCH’s span')
+      const linkedToPatch = [{ traceId: patch.traceId, spanId: patch.spanId }]
+
+      /** The span a delivered message's traceparent names: of a trace of its own, linked to the PATCH's. */
+      const spanOf = async (traceparent: string | undefined, what: string) => {
+        const [, traceId, spanId, flags] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(traceparent ?? '') ?? []
+        assert.ok(traceId && spanId, `${what} carries a traceparent (${traceparent})`)
+        assert.equal(flags, '01', 'sampled')
+        const span = await waitFor(() => collector.spans.find((s) => s.spanId === spanId), 10_000, `${what}'s span`)
+        assert.equal(span.traceId, traceId)
+        assert.notEqual(span.traceId, patch.traceId, 'a trace of its own: no request waits for a delivery')
+        assert.equal(span.parentSpanId, '')
+        assert.deepEqual(span.links, linkedToPatch, 'linked to the PATCH that made the row')
+        return span
+      }
+
+      const posted = await waitFor(() => receiver.requests[0], 10_000, 'the webhook POST')
+      const post = await spanOf(posted.headers.traceparent as string | undefined, 'the webhook POST')
+      assert.equal(post.name, 'POST')
+      assert.equal(post.kind, CLIENT)
+      assert.deepEqual(pick(post.attributes, 'http.'), { 'http.request.method': 'POST', 'http.response.status_code': 200 })
+      assert.equal(post.attributes['url.full'], receiver.url)
+      assert.equal(post.attributes['server.address'], '127.0.0.1')
+      assert.equal(post.attributes['server.port'], receiver.port)
+
+      await waitFor(async () => (await stream.count()) === 1, 10_000, 'the JetStream message')
+      const [stored] = await stream.messages()
+      const nats = await spanOf(stored!.traceparent, 'the JetStream message')
+      assert.equal(nats.name, `publish ${stream.prefix}`)
+      assert.equal(nats.kind, PRODUCER)
+      assert.deepEqual(pick(nats.attributes, 'messaging.'), {
+        'messaging.system': 'nats',
+        'messaging.operation.type': 'send',
+        'messaging.operation.name': 'publish',
+        'messaging.destination.name': `${stream.prefix}.7`,
+        'messaging.message.id': stored!.msgId,
+      })
+
+      const queued = await waitFor(() => exchange.received[0], 10_000, 'the RabbitMQ message')
+      const amqp = await spanOf(queued.traceparent, 'the RabbitMQ message')
+      assert.equal(amqp.name, `publish ${exchange.exchange}`)
+      assert.equal(amqp.kind, PRODUCER)
+      assert.equal(amqp.attributes['messaging.system'], 'rabbitmq')
+      assert.equal(amqp.attributes['messaging.destination.name'], exchange.exchange)
+      assert.equal(amqp.attributes['messaging.rabbitmq.destination.routing_key'], 'stock.changed')
+      assert.equal(amqp.attributes['messaging.message.id'], queued.messageId)
+      for (const span of [post, nats, amqp]) assert.ok(!JSON.stringify(span).includes('guest'), `no credential in ${span.name}`)
       await server.stop()
     })
 
@@ -148,22 +309,33 @@ for (const backend of BACKENDS) {
       assert.equal(check.resource['service.name'], 'petstore')
     })
 
-    test('When the collector cannot be reached, then every request is answered as before and the server stops on SIGTERM', async () => {
-      const database = await resources.database(backend)
-      const token = await createKey(database.url, 'tracing')
-      await seed(database.url, [{ petId: 7, quantity: 3, status: 'available' }])
-      // A port nothing listens on: every export is refused.
-      const closed = await TestCollector.start()
-      const endpoint = closed.endpoint
-      await closed.close()
-      const server = await resources.server(database.url, { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '50' })
-      for (let n = 0; n < 300; n++) {
-        const res = await server.request('PATCH', '/v1/inventory/7', { token, body: { quantity: n } })
-        assert.equal(res.status, 200, res.text)
-      }
-      await server.stop()
-      assert.equal(server.child.exitCode, 0, server.stderr)
-    })
+    for (const collector of ['cannot be reached', 'takes the connection and never answers'] as const)
+      test(`When the collector ${collector}, then every request is answered as before and the server stops on SIGTERM`, async () => {
+        const database = await resources.database(backend)
+        const token = await createKey(database.url, 'tracing')
+        await seed(database.url, [{ petId: 7, quantity: 3, status: 'available' }])
+        // A port nothing listens on (every export refused), or a server that reads and holds each export.
+        const hanging = createServer(() => {})
+        await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve))
+        const port = (hanging.address() as AddressInfo).port
+        if (collector === 'cannot be reached') await new Promise((resolve) => hanging.close(resolve))
+        const server = await resources.server(database.url, {
+          OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+          OTEL_BSP_SCHEDULE_DELAY: '50',
+          OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '10',
+        })
+        for (let n = 0; n < 300; n++) {
+          const res = await server.request('PATCH', '/v1/inventory/7', { token, body: { quantity: n } })
+          assert.equal(res.status, 200, res.text)
+        }
+        const stopping = performance.now()
+        await server.stop()
+        assert.equal(server.child.exitCode, 0, server.stderr)
+        // The last spans are waited for at most 2 s (plus the process's own exit).
+        assert.ok(performance.now() - stopping < 8_000, `stopped in ${Math.round(performance.now() - stopping)} ms`)
+        hanging.closeAllConnections()
+        hanging.close()
+      })
 
     test('When METRICS_PORT is set, then the spans exported are counted, and those the full queue dropped while the collector was away', async () => {
       const collector = await TestCollector.start()

@@ -25,6 +25,8 @@ export interface StoredMessage {
   body: string
   msgId: string | undefined
   contentType: string | undefined
+  /** Only when the message carried one (the service traced its delivery). */
+  traceparent?: string
 }
 
 /** A JetStream stream of its own covering `<prefix>.>`, and the subscription URL publishing there. */
@@ -76,6 +78,7 @@ export class TestStream {
         body: new TextDecoder().decode(m.data),
         msgId: m.header?.get('Nats-Msg-Id') || undefined,
         contentType: m.header?.get('Content-Type') || undefined,
+        ...(m.header?.get('traceparent') ? { traceparent: m.header.get('traceparent') } : {}),
       })
     }
     return out
@@ -151,6 +154,8 @@ export interface QueuedMessage {
   contentType: string | undefined
   deliveryMode: number | undefined
   routingKey: string
+  /** Only when the message carried one (the service traced its delivery). */
+  traceparent?: string
 }
 
 /** A topic exchange and a queue bound to it with `#`, of their own, and the subscription URL publishing there. */
@@ -180,6 +185,7 @@ export class TestExchange {
           contentType: m.properties.contentType,
           deliveryMode: m.properties.deliveryMode,
           routingKey: m.fields.routingKey,
+          ...(m.properties.headers?.traceparent ? { traceparent: String(m.properties.headers.traceparent) } : {}),
         })
       },
       { noAck: true },

@@ -4,6 +4,7 @@ import type { FreshCache } from '../../cache/fresh-cache.js'
 import type { Actor, AuthenticatedKey, Scope } from '../../domain.js'
 import { InsufficientScopeError, UnauthorizedError } from '../../errors.js'
 import type { Versions } from '../../storage/ports.js'
+import { activeTraceparent } from '../../spans.js'
 import { addressPartition } from '../rate-limit.js'
 import { routeOf } from '../route-of.js'
 import { scopeNeeded } from '../scopes.js'
@@ -89,7 +90,10 @@ export const auth = fp<AuthOptions>(
   { name: 'petstore-auth', dependencies: ['petstore-errors', 'petstore-rate-limits'] },
 )
 
-/** Who a write is recorded as made by, in the ledger: the request's key and id. */
+/** Who a write is recorded as made by, in the ledger: the request's key and id (and its span, traced). */
 export function requestActor(request: FastifyRequest): Actor {
-  return { keyId: request.apiKeyId, requestId: request.id }
+  const traceContext = activeTraceparent()
+  return traceContext === undefined
+    ? { keyId: request.apiKeyId, requestId: request.id }
+    : { keyId: request.apiKeyId, requestId: request.id, traceContext }
 }

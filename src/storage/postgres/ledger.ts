@@ -9,12 +9,21 @@ import { type ChangeRow, toChange } from './rows.js'
  * hold the inventory_version lock (lockInventory) and give seqs out from its last_change counter.
  */
 
-const CHANGE_COLUMNS =
+/** The columns a read of the ledger takes (with `trace_context` only when asked: ChangeQuery.traceContexts). */
+export const CHANGE_COLUMNS =
   'seq::text AS seq, pet_id::text AS pet_id, previous_quantity, quantity, reason, note, order_id::text AS order_id, key_id, request_id, at'
 
 export function postgresLedger(db: PostgresConnection): LedgerReads {
   return {
-    async listChanges({ after, through, limit, petId, reason, newestFirst = false }: ChangeQuery): Promise<InventoryChange[]> {
+    async listChanges({
+      after,
+      through,
+      limit,
+      petId,
+      reason,
+      newestFirst = false,
+      traceContexts = false,
+    }: ChangeQuery): Promise<InventoryChange[]> {
       // Only the conditions given, so that one pet's rows are read by its index (pet_id, seq) from `after` on.
       const values: unknown[] = [String(after)]
       const where = ['seq > $1']
@@ -22,7 +31,7 @@ export function postgresLedger(db: PostgresConnection): LedgerReads {
       if (petId !== undefined) where.push(`pet_id = $${values.push(String(petId))}`)
       if (reason !== undefined) where.push(`reason = $${values.push(reason)}`)
       const rows = await db.query<ChangeRow>(
-        `SELECT ${CHANGE_COLUMNS} FROM inventory_changes WHERE ${where.join(' AND ')}
+        `SELECT ${CHANGE_COLUMNS}${traceContexts ? ', trace_context' : ''} FROM inventory_changes WHERE ${where.join(' AND ')}
        ORDER BY inventory_changes.seq ${newestFirst ? 'DESC' : ''} LIMIT $${values.push(limit)}`,
         values,
       )
@@ -38,10 +47,10 @@ export function postgresLedger(db: PostgresConnection): LedgerReads {
   }
 }
 
-/** The parameter type of each column of an inserted ledger row, seq to note. */
-const CHANGE_ARRAYS = ['bigint', 'bigint', 'integer', 'integer', 'text', 'bigint', 'integer', 'text', 'text']
+/** The parameter type of each column of an inserted ledger row, seq to trace_context. */
+const CHANGE_ARRAYS = ['bigint', 'bigint', 'integer', 'integer', 'text', 'bigint', 'integer', 'text', 'text', 'text']
 
-/** A stock batch's ledger rows as one array per column, seq to note (CHANGE_ARRAYS' order). */
+/** A stock batch's ledger rows as one array per column, seq to trace_context (CHANGE_ARRAYS' order). */
 export function changeArrays(changes: InventoryChange[]): unknown[] {
   return [
     changes.map((c) => String(c.seq)),
@@ -53,6 +62,7 @@ export function changeArrays(changes: InventoryChange[]): unknown[] {
     changes.map((c) => c.keyId),
     changes.map((c) => c.requestId),
     changes.map((c) => c.note),
+    changes.map((c) => c.traceContext ?? null),
   ]
 }
 
@@ -63,7 +73,7 @@ export function changeArrays(changes: InventoryChange[]): unknown[] {
  */
 export function insertPlanChanges(first: number, at: number): string {
   const arrays = CHANGE_ARRAYS.map((type, i) => `$${first + i}::${type}[]`).join(', ')
-  return `INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, order_id, key_id, request_id, note, at)
+  return `INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, order_id, key_id, request_id, note, trace_context, at)
          SELECT v.*, $${at} FROM unnest(${arrays}) AS v`
 }
 

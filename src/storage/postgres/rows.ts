@@ -38,6 +38,8 @@ export interface ChangeRow {
   key_id: number | null
   request_id: string | null
   at: Date
+  /** Only when read (ChangeQuery.traceContexts). */
+  trace_context?: string | null
 }
 
 export interface ItemRow {
@@ -76,18 +78,22 @@ export const toOrder = (r: OrderRow): Order => ({
   updatedAt: r.updated_at.toISOString(),
 })
 
-export const toChange = (r: ChangeRow): InventoryChange => ({
-  seq: BigInt(r.seq),
-  petId: BigInt(r.pet_id),
-  previousQuantity: r.previous_quantity,
-  quantity: r.quantity,
-  reason: r.reason,
-  note: r.note,
-  orderId: r.order_id === null ? null : BigInt(r.order_id),
-  keyId: r.key_id,
-  requestId: r.request_id,
-  at: r.at.toISOString(),
-})
+export const toChange = (r: ChangeRow): InventoryChange => {
+  const change: InventoryChange = {
+    seq: BigInt(r.seq),
+    petId: BigInt(r.pet_id),
+    previousQuantity: r.previous_quantity,
+    quantity: r.quantity,
+    reason: r.reason,
+    note: r.note,
+    orderId: r.order_id === null ? null : BigInt(r.order_id),
+    keyId: r.key_id,
+    requestId: r.request_id,
+    at: r.at.toISOString(),
+  }
+  if (r.trace_context != null) change.traceContext = r.trace_context
+  return change
+}
 
 export const toKey = (row: KeyRow): ApiKey => ({
   id: row.id,

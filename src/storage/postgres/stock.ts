@@ -18,6 +18,7 @@ export function postgresStock(db: PostgresConnection): StockWrites & { drain(): 
     maxInFlight: Math.max(1, db.poolSize >> 1),
     maxWaitMs: db.timeoutMs,
     expired: unavailable,
+    dialect: 'postgres',
     onBatch: observer && ((writes, seconds) => observer.batchCommitted('postgres', writes, seconds)),
     // Batches in flight at once name different pets: a flash sale (every order for one pet) commits
     // one large batch at a time instead of many that conflict and are planned again under the lock.
@@ -29,9 +30,9 @@ export function postgresStock(db: PostgresConnection): StockWrites & { drain(): 
 
 /**
  * One transaction, one commit, for a whole batch, applied in submission order. A batch of plain
- * PATCHes is one call of set_inventory_quantities (migration 007): one round trip. Anything else
+ * PATCHes is one call of set_inventory_quantities (migration 007, 017): one round trip. Anything else
  * (If-Match preconditions, orders) is read in one statement, planned, and applied by one call of
- * apply_stock_plan (migration 010), which holds the inventory_version lock only for itself and
+ * apply_stock_plan (migration 010, 017), which holds the inventory_version lock only for itself and
  * applies the plan only if what it was made from is unchanged: two round trips, none under the
  * lock. When another writer changed it meanwhile, the batch is planned again the sure way: the lock
  * first, like every inventory writer (see lockInventory), then the reads, which no other writer can
@@ -45,7 +46,7 @@ async function commitStockWrites(db: PostgresConnection, batch: StockWrite[], de
     const rows = await db.withConnection(deadline, (run) =>
       run<{ write_ord: string; write_status: PetStatus }>(
         `SELECT write_ord::text, write_status
-         FROM set_inventory_quantities($1::bigint[], $2::integer[], $3::integer[], $4::text[], $5::text[], $6::text[], $7)`,
+         FROM set_inventory_quantities($1::bigint[], $2::integer[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::text[], $8)`,
         [
           sets.map((w) => String(w.petId)),
           sets.map((w) => w.quantity),
@@ -53,6 +54,7 @@ async function commitStockWrites(db: PostgresConnection, batch: StockWrite[], de
           sets.map((w) => w.actor.requestId),
           sets.map((w) => w.reason ?? 'adjustment'),
           sets.map((w) => w.note ?? null),
+          sets.map((w) => w.actor.traceContext ?? null),
           at,
         ],
       ),
@@ -108,7 +110,7 @@ async function applyUnlocked(run: Run, batch: StockWrite[], at: Date): Promise<S
   const claimed = reads.claims.map((c) => claimsMade.get(claimKey(c.keyId, c.key)) ?? null)
   const orderIds = [...reads.orderIds]
   const [result] = await run<{ applied: boolean; change_shift: string; order_shift: string }>(
-    `SELECT applied, change_shift::text, order_shift::text FROM apply_stock_plan(${Array.from({ length: 37 }, (_, i) => `$${i + 1}`).join(', ')})`,
+    `SELECT applied, change_shift::text, order_shift::text FROM apply_stock_plan(${Array.from({ length: 38 }, (_, i) => `$${i + 1}`).join(', ')})`,
     [
       String(state.lastChange),
       String(state.lastOrder),
@@ -259,18 +261,18 @@ async function writePlan(run: Run, plan: BatchPlan, at: Date) {
          WHERE i.pet_id = v.pet_id AND cardinality($1::bigint[]) > 0
        ), placed AS (
          INSERT INTO orders (id, pet_id, quantity, status, placed_at, updated_at)
-         SELECT id, pet_id, quantity, status, $20, $20 FROM unnest($3::bigint[], $4::bigint[], $5::integer[], $6::text[]) AS v(id, pet_id, quantity, status)
+         SELECT id, pet_id, quantity, status, $21, $21 FROM unnest($3::bigint[], $4::bigint[], $5::integer[], $6::text[]) AS v(id, pet_id, quantity, status)
        ), moved AS (
-         UPDATE orders AS o SET status = v.status, updated_at = $20 FROM unnest($7::bigint[], $8::text[]) AS v(id, status) WHERE o.id = v.id
+         UPDATE orders AS o SET status = v.status, updated_at = $21 FROM unnest($7::bigint[], $8::text[]) AS v(id, status) WHERE o.id = v.id
        ), logged AS (
-         ${insertPlanChanges(9, 20)}
+         ${insertPlanChanges(9, 21)}
        ), claimed AS (
          INSERT INTO idempotency_keys (key_id, idempotency_key, fingerprint, outcome, order_id, available, created_at)
-         SELECT v.*, $20 FROM unnest($21::integer[], $22::text[], $23::text[], $24::text[], $25::bigint[], $26::integer[]) AS v
+         SELECT v.*, $21 FROM unnest($22::integer[], $23::text[], $24::text[], $25::text[], $26::bigint[], $27::integer[]) AS v
          ON CONFLICT (key_id, idempotency_key) DO UPDATE SET fingerprint = excluded.fingerprint, outcome = excluded.outcome,
            order_id = excluded.order_id, available = excluded.available, created_at = excluded.created_at
        )
-       UPDATE inventory_version SET last_change = $18, last_order = $19`,
+       UPDATE inventory_version SET last_change = $19, last_order = $20`,
     planParameters(plan, at),
   )
 }

@@ -1,7 +1,7 @@
 import type { InventoryChange } from '../../domain.js'
 import type { ChangeQuery, LedgerReads } from '../ports.js'
 import type { SqliteConnection } from './connection.js'
-import { CHANGE_COLUMNS, toChange, type ChangeRow } from './rows.js'
+import { CHANGE_COLUMNS, TRACED_CHANGE_COLUMNS, toChange, type ChangeRow } from './rows.js'
 
 /*
  * The ledger: every row of inventory_changes is written here, inside the transaction of its change,
@@ -25,10 +25,10 @@ export function lastIssuedSeq(conn: SqliteConnection): bigint {
     .get() as bigint
 }
 
-/** Rows per INSERT statement of appendChanges (10 parameters each). */
+/** Rows per INSERT statement of appendChanges (11 parameters each). */
 const ROWS_PER_INSERT = 64
 const insertSql = (rows: number) =>
-  `INSERT INTO inventory_changes (${CHANGE_COLUMNS}) VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`
+  `INSERT INTO inventory_changes (${TRACED_CHANGE_COLUMNS}) VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`
 /** The INSERT of 1 to ROWS_PER_INSERT rows, by count: a few dozen statements at most, each prepared once. */
 const INSERT_SQL: string[] = Array.from({ length: ROWS_PER_INSERT + 1 }, (_, rows) => (rows === 0 ? '' : insertSql(rows)))
 
@@ -42,7 +42,19 @@ export function appendChanges(conn: SqliteConnection, rows: InventoryChange[]): 
     const chunk = rows.slice(at, at + ROWS_PER_INSERT)
     const values: unknown[] = []
     for (const c of chunk)
-      values.push(c.seq, c.petId, c.previousQuantity, c.quantity, c.reason, c.note, c.orderId, c.keyId, c.requestId, c.at)
+      values.push(
+        c.seq,
+        c.petId,
+        c.previousQuantity,
+        c.quantity,
+        c.reason,
+        c.note,
+        c.orderId,
+        c.keyId,
+        c.requestId,
+        c.at,
+        c.traceContext ?? null,
+      )
     conn.statement(INSERT_SQL[chunk.length]!).run(values)
   }
 }
@@ -92,10 +104,10 @@ export function sqliteLedger(conn: SqliteConnection): LedgerReads {
   return {
     listChanges(query: ChangeQuery): Promise<InventoryChange[]> {
       if (query.petId !== undefined) return conn.retryBusy(() => petChanges(conn, query, query.petId!))
-      const { after, through, limit, reason, newestFirst = false } = query
+      const { after, through, limit, reason, newestFirst = false, traceContexts = false } = query
       const where = ['seq > ?', ...(through === undefined ? [] : ['seq <= ?']), ...(reason === undefined ? [] : ['reason = ?'])]
       const index = reason === undefined ? '' : 'INDEXED BY inventory_changes_reason'
-      const sql = `SELECT ${CHANGE_COLUMNS} FROM inventory_changes ${index} WHERE ${where.join(' AND ')} ORDER BY seq ${newestFirst ? 'DESC' : ''} LIMIT ?`
+      const sql = `SELECT ${traceContexts ? TRACED_CHANGE_COLUMNS : CHANGE_COLUMNS} FROM inventory_changes ${index} WHERE ${where.join(' AND ')} ORDER BY seq ${newestFirst ? 'DESC' : ''} LIMIT ?`
       const args = [after, through, reason, limit].filter((a) => a !== undefined)
       return conn.retryBusy(() => (conn.query(sql).all(...args) as ChangeRow[]).map(toChange))
     },

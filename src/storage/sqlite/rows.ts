@@ -20,6 +20,8 @@ export type ChangeRow = [
   keyId: bigint | null,
   requestId: string | null,
   at: string,
+  /** Only when read (TRACED_CHANGE_COLUMNS). */
+  traceContext?: string | null,
 ]
 export interface KeyRow {
   id: number
@@ -32,6 +34,8 @@ export interface KeyRow {
 
 export const ORDER_COLUMNS = 'id, pet_id, quantity, status, placed_at, updated_at'
 export const CHANGE_COLUMNS = 'seq, pet_id, previous_quantity, quantity, reason, note, order_id, key_id, request_id, at'
+/** With the row's trace context (ChangeQuery.traceContexts; and every insert). */
+export const TRACED_CHANGE_COLUMNS = `${CHANGE_COLUMNS}, trace_context`
 
 export const toItem = ([petId, quantity, status]: InventoryRow): InventoryItem => ({
   petId,
@@ -48,18 +52,34 @@ export const toOrder = ([id, petId, quantity, status, placedAt, updatedAt]: Orde
   updatedAt,
 })
 
-export const toChange = ([seq, petId, previous, quantity, reason, note, orderId, keyId, requestId, at]: ChangeRow): InventoryChange => ({
+export const toChange = ([
   seq,
   petId,
-  previousQuantity: previous === null ? null : Number(previous),
-  quantity: Number(quantity),
-  reason: reason as ChangeReason,
+  previous,
+  quantity,
+  reason,
   note,
   orderId,
-  keyId: keyId === null ? null : Number(keyId),
+  keyId,
   requestId,
   at,
-})
+  trace,
+]: ChangeRow): InventoryChange => {
+  const change: InventoryChange = {
+    seq,
+    petId,
+    previousQuantity: previous === null ? null : Number(previous),
+    quantity: Number(quantity),
+    reason: reason as ChangeReason,
+    note,
+    orderId,
+    keyId: keyId === null ? null : Number(keyId),
+    requestId,
+    at,
+  }
+  if (trace != null) change.traceContext = trace
+  return change
+}
 
 export const toKey = (row: KeyRow): ApiKey => ({
   id: row.id,

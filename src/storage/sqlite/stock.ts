@@ -98,6 +98,7 @@ export function sqliteStock(
     {
       maxWaitMs: conn.busyTimeoutMs,
       expired: busyError,
+      dialect: 'sqlite',
       onBatch: observer && ((writes, seconds) => observer.batchCommitted('sqlite', writes, seconds)),
     },
   )

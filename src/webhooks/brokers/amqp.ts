@@ -57,7 +57,12 @@ export class AmqpPublisher implements Publisher {
               exchange,
               routingKey,
               Buffer.from(m.body),
-              { persistent: true, messageId: m.id, contentType: 'application/json' },
+              {
+                persistent: true,
+                messageId: m.id,
+                contentType: 'application/json',
+                ...(m.traceparent !== undefined && { headers: { traceparent: m.traceparent } }),
+              },
               (error) =>
                 resolve(error ? (this.closedBecause ?? `the broker did not confirm the message (${describeError(error)})`) : undefined),
             )

@@ -139,16 +139,18 @@ export class JetStreamPublisher implements Publisher {
  * encoded into one Buffer for the batch: a message's own TextEncoder call for its body and MsgHdrs
  * for its headers (which validates and canonicalises every key and value into a Map) cost 3.5 µs
  * of CPU a message here. The client calls only encode() on the headers it publishes. A message id
- * is `msg_<tag>_<seq>`, never a CR or LF.
+ * is `msg_<tag>_<seq>` and a traceparent (tracing on) is made here: never a CR or LF.
  */
 function encodeMessages(messages: BrokerMessage[]): { headers: MsgHdrs; body: Uint8Array }[] {
   let most = 0
-  for (const m of messages) most += HEADERS_BYTES + m.id.length + 3 * m.body.length
+  for (const m of messages) most += HEADERS_BYTES + m.id.length + 3 * m.body.length + TRACEPARENT_BYTES + (m.traceparent?.length ?? 0)
   const bytes = Buffer.allocUnsafe(most)
   let at = 0
   return messages.map((m) => {
     const start = at
-    at += bytes.write(`NATS/1.0\r\nContent-Type: application/json\r\nNats-Msg-Id: ${m.id}\r\n\r\n`, at)
+    at += bytes.write(`NATS/1.0\r\nContent-Type: application/json\r\nNats-Msg-Id: ${m.id}\r\n`, at)
+    if (m.traceparent !== undefined) at += bytes.write(`traceparent: ${m.traceparent}\r\n`, at)
+    at += bytes.write('\r\n', at)
     const headers = bytes.subarray(start, at)
     const body = at
     at += bytes.write(m.body, at)
@@ -156,6 +158,7 @@ function encodeMessages(messages: BrokerMessage[]): { headers: MsgHdrs; body: Ui
   })
 }
 const HEADERS_BYTES = 'NATS/1.0\r\nContent-Type: application/json\r\nNats-Msg-Id: \r\n\r\n'.length
+const TRACEPARENT_BYTES = 'traceparent: \r\n'.length
 
 const utf8 = new TextDecoder()
 

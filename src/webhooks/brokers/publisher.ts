@@ -6,6 +6,8 @@ export interface BrokerMessage {
   id: string
   body: string
   petId: bigint
+  /** The delivery's span (tracing on), carried out as the message's traceparent header. */
+  traceparent?: string | undefined
 }
 
 /** How far a publish got: the messages the broker acknowledged, from the first, and why it stopped short. */

@@ -1,8 +1,8 @@
 // `npm run bench`: wrk against the service and, in the same run, two ceilings doing the same job from
 // memory (bare node:http and a minimal Fastify app), per scenario and backend; then the live-changes
-// group, the message-broker group, the 1,000,000-entry section and, when BENCH_SCENARIOS names them,
-// the ledger-size section and the console's first page (`BENCH_SCENARIOS=console` or `brokers` alone
-// runs only that). Writes bench/RESULTS.md.
+// group, the message-broker group, the tracing group, the 1,000,000-entry section and, when
+// BENCH_SCENARIOS names them, the ledger-size section and the console's first page
+// (`BENCH_SCENARIOS=console`, `brokers` or `tracing` alone runs only that). Writes bench/RESULTS.md.
 import { existsSync, rmSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -91,6 +91,18 @@ import {
   type RunInfo,
 } from './report.js'
 import {
+  TRACING_GROUP,
+  renderTracing,
+  runTracing,
+  selectTracing,
+  tracingBudgetMs,
+  tracingConsole,
+  tracingGoals,
+  tracingOnly,
+  writeTracingSection,
+  type TracingResult,
+} from './tracing.js'
+import {
   checkGet,
   checkOrder,
   checkPatch,
@@ -125,6 +137,7 @@ const KNOWN_IDS: readonly string[] = [
   ...LIVE_SCENARIO_IDS,
   LIVE_GROUP,
   BROKERS_GROUP,
+  TRACING_GROUP,
   LEDGER_GROUP,
   CONSOLE_GROUP,
 ]
@@ -138,12 +151,14 @@ const SCENARIOS = ALL_SCENARIOS.filter((s) => SCENARIO_IDS === undefined || SCEN
 const LIVE = selectLive(SCENARIO_IDS)
 /** The message-broker group (bench/brokers.ts): in a default run, or when BENCH_SCENARIOS names `brokers`. */
 const BROKERS = selectBrokers(SCENARIO_IDS)
+/** The tracing group (bench/tracing.ts): in a default run, or when BENCH_SCENARIOS names `tracing`. */
+const TRACING = selectTracing(SCENARIO_IDS)
 /** The ledger-size section (bench/ledger-size.ts): only when BENCH_SCENARIOS names `ledger`. */
 const LEDGER = selectLedger(SCENARIO_IDS)
 /** The console's first page at 1,000,000 entries (bench/console-first-page.ts): only when BENCH_SCENARIOS names `console`. */
 const CONSOLE = selectConsole(SCENARIO_IDS)
-/** The 1,000,000-entry section, unless BENCH_HUGE=0 or BENCH_SCENARIOS names only `console` or only `brokers` (which then runs alone). */
-const HUGE = RUN_HUGE && !consoleOnly(SCENARIO_IDS) && !brokersOnly(SCENARIO_IDS)
+/** The 1,000,000-entry section, unless BENCH_HUGE=0 or BENCH_SCENARIOS names only `console`, only `brokers` or only `tracing` (which then runs alone). */
+const HUGE = RUN_HUGE && !consoleOnly(SCENARIO_IDS) && !brokersOnly(SCENARIO_IDS) && !tracingOnly(SCENARIO_IDS)
 const CEILINGS: readonly Ceiling[] = ['fastify', 'bare']
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -279,6 +294,7 @@ async function main(): Promise<number> {
   const huge: HugeResult[] = []
   let live: LiveResult | undefined
   let brokers: BrokersResult | undefined
+  let tracing: TracingResult | undefined
   let ledger: LedgerResult | undefined
   let consoleResult: ConsoleResult | undefined
   try {
@@ -337,6 +353,8 @@ async function main(): Promise<number> {
 
     if (BROKERS) brokers = await runBrokers(CLI, BACKENDS, dir, log, info.loadAverage)
 
+    if (TRACING) tracing = await runTracing(CLI, BACKENDS, dir, log, info.loadAverage)
+
     if (HUGE) {
       log(`1M: generating ${HUGE_INVENTORY} entries (JSON and CSV)`)
       const hugeSet = await makeDataset(dir, HUGE_INVENTORY, true)
@@ -354,7 +372,7 @@ async function main(): Promise<number> {
     await rm(dir, { recursive: true, force: true })
   }
 
-  // A run of the live-changes group, the broker group, the ledger-size section or the console section alone replaces only its
+  // A run of the live-changes group, the broker group, the tracing group, the ledger-size section or the console section alone replaces only its
   // section of RESULTS.md; any other run rewrites the file, keeping the ledger-size and console sections when
   // they did not run (they are not in a default run).
   if (rows.length > 0 || huge.length > 0) {
@@ -374,6 +392,10 @@ async function main(): Promise<number> {
     console.log(`\nMessage brokers:\n${brokersConsole(brokers)}`)
     await writeBrokersSection(RESULTS, renderBrokers(brokers))
   }
+  if (tracing !== undefined) {
+    console.log(`\nTracing:\n${tracingConsole(tracing)}`)
+    await writeTracingSection(RESULTS, renderTracing(tracing))
+  }
   if (ledger !== undefined) {
     console.log(`\nLedger size:\n${ledgerConsole(ledger)}`)
     await writeLedgerSection(RESULTS, renderLedger(ledger))
@@ -388,16 +410,27 @@ async function main(): Promise<number> {
     live === undefined ? 0 : [...live.webhook, ...live.streams, ...live.patch].filter((t) => t.failure !== undefined).length
   const brokersMissed = brokers === undefined ? [] : brokersGoals(brokers).filter((g) => g.met === false)
   const brokersFailed = brokers === undefined ? 0 : brokers.rows.filter((r) => r.failure !== undefined).length
+  const tracingMissed = tracing === undefined ? [] : tracingGoals(tracing).filter((g) => g.met === false)
+  const tracingFailed = tracing === undefined ? 0 : tracing.rows.filter((r) => r.failure !== undefined).length
   const ledgerMissed = ledger === undefined ? [] : ledgerGoals(ledger).filter((g) => g.met === false)
   const ledgerFailed = ledger === undefined ? 0 : ledger.rows.filter((r) => r.failure !== undefined).length
   const consoleMissed = consoleResult === undefined ? [] : consoleGoals(consoleResult).filter((g) => g.met === false)
   const consoleFailed = consoleResult === undefined ? 0 : consoleResult.rows.filter((r) => r.failure !== undefined).length
   const invalid = rows.filter((r) => rowProblem(r) !== undefined)
   const failedSteps = huge.reduce((n, h) => n + h.failures.length, 0)
-  if (invalid.length > 0 || failedSteps > 0 || liveFailed > 0 || brokersFailed > 0 || ledgerFailed > 0 || consoleFailed > 0) {
+  if (
+    invalid.length > 0 ||
+    failedSteps > 0 ||
+    liveFailed > 0 ||
+    brokersFailed > 0 ||
+    tracingFailed > 0 ||
+    ledgerFailed > 0 ||
+    consoleFailed > 0
+  ) {
     console.log(
       `\nWARNING: ${invalid.length} invalid wrk run(s), ${failedSteps} failed 1M step(s), ${liveFailed} failed live-changes target(s), ` +
-        `${brokersFailed} failed broker step(s), ${ledgerFailed} failed ledger-size step(s) and ${consoleFailed} failed console backend(s); ` +
+        `${brokersFailed} failed broker step(s), ${tracingFailed} failed tracing scenario(s), ${ledgerFailed} failed ledger-size step(s) ` +
+        `and ${consoleFailed} failed console backend(s); ` +
         'exiting with status 1',
     )
     return 1
@@ -406,6 +439,7 @@ async function main(): Promise<number> {
     ...goals(rows, huge, info.backends).filter((g) => g.met === false),
     ...liveMissed,
     ...brokersMissed,
+    ...tracingMissed,
     ...ledgerMissed,
     ...consoleMissed,
   ]
@@ -415,13 +449,14 @@ async function main(): Promise<number> {
 
 // Hard upper bound on the whole run: each wrk run (warm-up + duration + grace + start/stop/import allowance),
 // plus 6 minutes per backend for the 1,000,000-entry section, the live-changes group's, the broker group's, the
-// ledger-size section's and the console section's bounds.
+// tracing group's, the ledger-size section's and the console section's bounds.
 const runs = ROUNDS * SCENARIOS.length * (BACKENDS.length * (BASELINE === undefined ? 1 : 2) + CEILINGS.length)
 const budgetMs =
   runs * ((WARMUP_SECONDS + DURATION_SECONDS) * 1000 + 2 * LOAD_GRACE_MS + 60_000) +
   (HUGE ? BACKENDS.length * 360_000 : 0) +
   liveBudgetMs(LIVE, BACKENDS.length, ROUNDS) +
   (BROKERS ? brokersBudgetMs(BACKENDS.length) : 0) +
+  (TRACING ? tracingBudgetMs(BACKENDS.length) : 0) +
   (LEDGER ? ledgerBudgetMs(BACKENDS.length, LEDGER_SIZES) : 0) +
   (CONSOLE ? consoleBudgetMs(BACKENDS.length) : 0)
 /**

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { type Attributes, createNoopMeter, type MeterProvider } from '@opentelemetry/api'
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto'
@@ -59,8 +60,12 @@ export const TRACER_NAME = 'petstore'
  * timeout from the OTEL_EXPORTER_OTLP_* variables itself. Only ever imported with tracing on.
  */
 export function registerTracerProvider(config: Config, observer?: SpanObserver): NodeTracerProvider {
-  const attributes = { ...config.otelResourceAttributes }
+  const attributes: Attributes = { ...config.otelResourceAttributes }
   attributes[ATTR_SERVICE_NAME] = config.otelServiceName ?? attributes[ATTR_SERVICE_NAME] ?? 'petstore'
+  // Each process (an instance, a worker of --workers N, a CLI command) is one instance of the
+  // service, as the resource conventions say, unless the operator named it; and its pid.
+  attributes['service.instance.id'] ??= randomUUID()
+  attributes['process.pid'] = process.pid
   const exporter = config.otelProtocol === 'http/json' ? new JsonExporter() : new ProtobufExporter()
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes(attributes),

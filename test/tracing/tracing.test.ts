@@ -2,7 +2,7 @@
 // `petstore serve` processes exporting to an OTLP/HTTP collector of the test's own.
 import assert from 'node:assert/strict'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:http'
+import { createServer, get } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -21,6 +21,15 @@ const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
 const SERVER = 2
 const CLIENT = 3
 const PRODUCER = 4
+
+/** A GET on a connection of its own (closed after it): the status. */
+const getOnNewConnection = (port: number, path: string, token: string) =>
+  new Promise<number>((resolve, reject) =>
+    get({ host: '127.0.0.1', port, path, agent: false, headers: { authorization: `Bearer ${token}` } }, (res) => {
+      res.resume()
+      res.on('end', () => resolve(res.statusCode ?? 0))
+    }).on('error', reject),
+  )
 
 /** The attributes whose names start with `prefix`. */
 const pick = (attributes: Record<string, unknown>, prefix: string) =>
@@ -255,6 +264,26 @@ for (const backend of BACKENDS) {
       assert.equal(amqp.attributes['messaging.rabbitmq.destination.routing_key'], 'stock.changed')
       assert.equal(amqp.attributes['messaging.message.id'], queued.messageId)
       for (const span of [post, nats, amqp]) assert.ok(!JSON.stringify(span).includes('guest'), `no credential in ${span.name}`)
+      await server.stop()
+    })
+
+    test('When the service runs --workers 2, then every worker traces its requests, each as an instance of its own', async () => {
+      const collector = await TestCollector.start()
+      closing.push(collector)
+      const database = await resources.database(backend)
+      const token = await createKey(database.url, 'tracing')
+      const server = await resources.server(
+        database.url,
+        { OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_BSP_SCHEDULE_DELAY: '50' },
+        { args: ['--workers', '2'] },
+      )
+      // A connection each (the cluster hands connections to the workers in turn): both workers answer some.
+      for (let n = 0; n < 20; n++) assert.equal(await getOnNewConnection(server.port, '/v1/inventory', token), 200)
+      await waitFor(() => collector.spans.filter((s) => s.name === 'GET /v1/inventory').length === 20, 10_000, 'the 20 requests’ spans')
+      const instances = new Set(collector.spans.map((s) => s.resource['service.instance.id']))
+      const pids = new Set(collector.spans.map((s) => s.resource['process.pid']))
+      assert.equal(instances.size, 2, 'two instances')
+      assert.equal(pids.size, 2, 'two processes')
       await server.stop()
     })
 

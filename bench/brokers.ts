@@ -36,7 +36,6 @@
 // the section, then the figures as JSON, and exits 0 when a goal is missed, 1 when a step failed.
 // Knobs: BROKERS_BACKLOG (100000), BROKERS_ROUNDS (5), BROKERS_PATCHES (20000),
 // BROKERS_CONNECTIONS (64), BROKERS_IDLE (1).
-import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, realpathSync, rmSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
@@ -47,11 +46,11 @@ import { jetstreamManager } from '@nats-io/jetstream'
 import { connect as natsConnect } from '@nats-io/transport-node'
 import { connect as amqpConnect } from 'amqplib'
 import { availableBackends, type Backend, disposeOpenDatabases } from './backends.js'
-import { CLI_TIMEOUT_MS, CONNECTIONS, envNumber, LOAD_GRACE_MS, SMALL_INVENTORY, WRK_TIMEOUT_SECONDS } from './config.js'
-import { type Measured, parseWrk, wrkVersion } from './load.js'
-import { cpuNsOf, killAllChildren, runNode, track } from './procs.js'
-import { loadAverage, machine, mdTable, textTable } from './report.js'
-import { readSection, writeSection } from './results-section.js'
+import { CLI_TIMEOUT_MS, CONNECTIONS, envNumber, SMALL_INVENTORY, WRK_TIMEOUT_SECONDS } from './config.js'
+import { spawnWrk, type WrkRun, wrkVersion } from './load.js'
+import { cpuNsOf, killAllChildren, runNode } from './procs.js'
+import { loadAverage, mdTable, textTable } from './report.js'
+import { type Goal, readSection, renderSection, sectionConsole, type WrkGroupRun, wrkGroupRun, writeSection } from './results-section.js'
 import { checkPatch, type Dataset, makeDataset, type Running, serviceEnv, startService } from './targets.js'
 
 /** `brokers` in BENCH_SCENARIOS runs this group; a default run (no BENCH_SCENARIOS) includes it. */
@@ -248,61 +247,17 @@ async function waitUntil(done: () => Promise<boolean>, timeoutMs: number): Promi
 }
 
 /** One wrk run of guard.lua PATCHing PATCH_PET: ends when `requests` are answered, at `seconds`, or at stop(). */
-interface WrkRun {
-  done: Promise<Measured>
-  stop(): void
-}
-
 function startWrk(running: Running, requests: number, seconds: number): WrkRun {
   const args = ['-t1', `-c${LOAD_CONNECTIONS}`, `-d${seconds}s`, '--latency', '--timeout', `${WRK_TIMEOUT_SECONDS}s`, '-s', GUARD_LUA]
   args.push('-H', `Authorization: Bearer ${running.token}`, `${running.server.baseUrl}/v1/inventory`)
   const env = { ...process.env, GUARD_KIND: 'patch', GUARD_PET: String(PATCH_PET), GUARD_REQUESTS: String(requests) }
-  const child = spawn('wrk', args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
-  const untrack = track(child)
-  let interrupted = false
-  const interrupt = () => {
-    if (interrupted || child.exitCode !== null) return
-    interrupted = true
-    child.kill('SIGINT')
-  }
-  const done = new Promise<Measured>((resolve, reject) => {
-    let out = ''
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString()
-      if (out.includes(GUARD_DONE)) interrupt()
-    })
-    child.stderr.on('data', (chunk: Buffer) => {
-      out += chunk.toString()
-    })
-    let timedOut = false
-    const watchdog = setTimeout(
-      () => {
-        timedOut = true
-        child.kill('SIGKILL')
-      },
-      seconds * 1000 + LOAD_GRACE_MS,
-    )
-    child.once('error', (err) => {
-      clearTimeout(watchdog)
-      untrack()
-      reject(new Error(`wrk: ${err.message}`))
-    })
-    child.once('close', (code, signal) => {
-      clearTimeout(watchdog)
-      untrack()
-      if (timedOut) return reject(new Error(`wrk did not finish within ${seconds} s + ${LOAD_GRACE_MS} ms (killed)`))
-      if (code !== 0) return reject(new Error(`wrk exited with code ${String(code)}, signal ${String(signal)}:\n${out}`))
-      try {
-        const run = parseWrk(out)
-        if (run.non2xx > 0 || run.errors > 0)
-          reject(new Error(`${running.server.label}: ${run.non2xx} answers not 2xx, socket errors ${run.errorDetail}`))
-        else resolve(run)
-      } catch (err) {
-        reject(err instanceof Error ? err : new Error(String(err)))
-      }
-    })
+  const run = spawnWrk(args, env, seconds, { stopOn: GUARD_DONE })
+  const done = run.done.then((m) => {
+    if (m.non2xx > 0 || m.errors > 0)
+      throw new Error(`${running.server.label}: ${m.non2xx} answers not 2xx, socket errors ${m.errorDetail}`)
+    return m
   })
-  return { done, stop: interrupt }
+  return { done, stop: run.stop }
 }
 
 /** One drain of a backlog of BACKLOG rows. */
@@ -557,13 +512,7 @@ export interface BrokerRow {
   failure?: string
 }
 
-export interface BrokersResult {
-  date: string
-  command: string
-  loadAverage: number
-  machine: string
-  node: string
-  wrk: string
+export interface BrokersResult extends WrkGroupRun {
   settings: { backlog: number; rounds: number; roundPatches: number; connections: number; idleDrain: boolean }
   goals: { throughput: Readonly<Record<Broker, number>>; cpuRatio: number }
   backends: string[]
@@ -587,15 +536,6 @@ function isEntryPoint(): boolean {
 }
 const STANDALONE = isEntryPoint()
 
-/** How this run was started, with the BENCH_ and BROKERS_ variables it was given, for the record. */
-function brokersCommand(): string {
-  const vars = Object.entries(process.env)
-    .filter(([name, value]) => (name.startsWith('BROKERS_') || (name.startsWith('BENCH_') && name !== 'BENCH_NOTE')) && value)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([name, value]) => `${name}=${/^[\w.,/:-]+$/.test(value!) ? value : `'${value}'`}`)
-  return [...vars, STANDALONE ? 'node dist/bench/brokers.js' : 'npm run bench'].join(' ')
-}
-
 /**
  * Upper bound on the group's run time, for run.ts's watchdog (and the standalone run's): per backend
  * and broker, a minute for the destination, the two services (their imports) and their stop; per
@@ -618,12 +558,7 @@ export async function runBrokers(
 ): Promise<BrokersResult> {
   const started = performance.now()
   const result: BrokersResult = {
-    date: new Date().toISOString(),
-    command: brokersCommand(),
-    loadAverage,
-    machine: machine(),
-    node: process.version,
-    wrk: wrkVersion() ?? 'wrk',
+    ...wrkGroupRun(loadAverage, 'BROKERS_', STANDALONE ? 'node dist/bench/brokers.js' : 'npm run bench'),
     settings: { backlog: BACKLOG, rounds: ROUNDS, roundPatches: ROUND_PATCHES, connections: LOAD_CONNECTIONS, idleDrain: IDLE_DRAIN },
     goals: { throughput: THROUGHPUT_GOAL, cpuRatio: CPU_RATIO_GOAL },
     backends: backends.map((b) => b.name),
@@ -678,22 +613,14 @@ export async function removeBrokerDestinations(): Promise<void> {
 
 // ---------------------------------------------------------------- the report
 
-const MARK_START = '<!-- brokers: start -->'
-const MARK_END = '<!-- brokers: end -->'
+const MARKS = { start: '<!-- brokers: start -->', end: '<!-- brokers: end -->' }
 const int = (n: number) => Math.round(n).toLocaleString('en-US')
 const verdict = (met: boolean) => (met ? 'met' : 'below goal')
 const range = (values: readonly number[]) => `${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)}`
-const metText = (met: boolean | undefined): string => (met === undefined ? 'not measured' : met ? 'met' : '**NOT met**')
-
-export interface BrokersGoal {
-  goal: string
-  measured: string
-  met: boolean | undefined
-}
 
 /** Per backend and broker: the throughput goal and the CPU ratio goal (not measured when the broker was skipped or the step failed). */
-export function brokersGoals(r: BrokersResult): BrokersGoal[] {
-  const goals: BrokersGoal[] = []
+export function brokersGoals(r: BrokersResult): Goal[] {
+  const goals: Goal[] = []
   for (const backend of r.backends) {
     for (const broker of BROKERS) {
       const row = r.rows.find((x) => x.backend === backend && x.broker === broker)
@@ -753,52 +680,32 @@ const settingsText = (r: BrokersResult): string =>
   `backlog ${int(r.settings.backlog)} rows (one import); PATCH load wrk -t1 -c${r.settings.connections} on one pet; ` +
   `CPU rounds of ${int(r.settings.roundPatches)} PATCHes`
 
+const failed = (r: BrokersResult) =>
+  r.rows.flatMap((x) => (x.failure === undefined ? [] : [{ what: `${x.backend}/${x.broker}`, failure: x.failure }]))
+
 /** The brokers section of RESULTS.md (markdown, between its markers). */
 export function renderBrokers(r: BrokersResult): string {
-  const goals = brokersGoals(r)
-  const met = goals.filter((g) => g.met === true).length
-  const failures = r.rows.filter((x) => x.failure !== undefined)
-  const measured = r.rows.some((x) => x.result !== undefined)
-  const lines = [
-    MARK_START,
-    `## Webhook subscriptions into brokers (${r.date.slice(0, 10)})`,
-    '',
-    `Generated by \`${r.command}\` (bench/brokers.ts) at ${r.date}; ${r.machine}; load average (1 min) at start ${r.loadAverage.toFixed(2)};` +
-      ` Node ${r.node}; ${r.wrk}; backends ${r.backends.join(', ')}; brokers ${r.brokers.join(', ') || 'none'}; ${settingsText(r)};` +
+  return renderSection({
+    marks: MARKS,
+    title: 'Webhook subscriptions into brokers',
+    run: r,
+    source: 'bench/brokers.ts',
+    about:
+      `Node ${r.node}; ${r.wrk}; backends ${r.backends.join(', ')}; brokers ${r.brokers.join(', ') || 'none'}; ${settingsText(r)};` +
       ` ${Math.round(r.seconds)} s. How each figure is measured: [README.md](README.md#message-brokers).`,
-    '',
-    ...(measured ? [...mdTable(table(r)), ''] : ['Nothing was measured.', '']),
-    ...r.notes.flatMap((n) => [`Note: ${n}`, '']),
-  ]
-  if (failures.length > 0) {
-    lines.push('**Failed:**', '', ...failures.map((x) => `- ${x.backend}/${x.broker}: ${x.failure?.split('\n')[0] ?? ''}`), '')
-  }
-  lines.push(
-    `### Broker goals (${met} of ${goals.length} met)`,
-    '',
-    ...mdTable([['Goal', 'Measured', 'Result'], ...goals.map((g) => [g.goal, g.measured, metText(g.met)])]),
-    '',
-    MARK_END,
-    '',
-  )
-  return lines.join('\n')
+    body: r.rows.some((x) => x.result !== undefined) ? [...mdTable(table(r)), ''] : ['Nothing was measured.', ''],
+    notes: r.notes,
+    failures: failed(r),
+    goalsTitle: 'Broker goals',
+    goals: brokersGoals(r),
+  })
 }
 
 export function brokersConsole(r: BrokersResult): string {
-  const parts = [`${settingsText(r)}; ${Math.round(r.seconds)} s`]
-  if (r.rows.some((x) => x.result !== undefined)) parts.push(textTable(table(r)))
-  if (r.notes.length > 0) parts.push(r.notes.map((n) => `note: ${n}`).join('\n'))
-  const failures = r.rows.filter((x) => x.failure !== undefined)
-  if (failures.length > 0) parts.push(failures.map((x) => `FAILED ${x.backend}/${x.broker}: ${x.failure?.split('\n')[0] ?? ''}`).join('\n'))
-  parts.push(
-    brokersGoals(r)
-      .map((g) => `${g.met === undefined ? 'not measured' : g.met ? 'met' : 'NOT met'}  ${g.goal}: ${g.measured}`)
-      .join('\n'),
-  )
-  return parts.join('\n\n')
+  const blocks = [`${settingsText(r)}; ${Math.round(r.seconds)} s`]
+  if (r.rows.some((x) => x.result !== undefined)) blocks.push(textTable(table(r)))
+  return sectionConsole({ blocks, notes: r.notes, failures: failed(r), goals: brokersGoals(r) })
 }
-
-const MARKS = { start: MARK_START, end: MARK_END }
 
 /** RESULTS.md's brokers section as it stands (markers included), or undefined. */
 export const readBrokersSection = (path: string): Promise<string | undefined> => readSection(path, MARKS)

@@ -90,31 +90,38 @@ export function parseWrk(out: string): Measured {
   }
 }
 
-/** Runs `wrk -t1 -c64 -d<seconds>s --latency` once; kills it and rejects if it has not exited LOAD_GRACE_MS later. */
-export function runLoad(spec: LoadSpec, seconds: number): Promise<Measured> {
-  const args = [
-    `-t${WRK_THREADS}`,
-    `-c${CONNECTIONS}`,
-    `-d${seconds}s`,
-    '--latency',
-    `--timeout`,
-    `${WRK_TIMEOUT_SECONDS}s`,
-    '-H',
-    `Authorization: Bearer ${spec.token}`,
-  ]
-  const env = { ...process.env }
-  if (spec.rotation) {
-    args.push('-s', SCRIPTS[spec.rotation.script])
-    env.BENCH_FIRST_PET = String(spec.rotation.firstPetId)
-    env.BENCH_PET_COUNT = String(spec.rotation.petCount)
+/** A wrk run under way: its figures once it exits, and a way to end it early. */
+export interface WrkRun {
+  done: Promise<Measured>
+  /** SIGINTs wrk: it stops sending and prints its figures for what it did. */
+  stop(): void
+}
+
+/**
+ * Spawns wrk with `args`, which bound it to `seconds` (-d); kills it and rejects if it has not exited
+ * LOAD_GRACE_MS after that. `stopOn`: stop() once its stdout holds this line (guard.lua prints one
+ * when its requests are answered). `label` leads the timeout's and the exit code's errors.
+ */
+export function spawnWrk(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  seconds: number,
+  opts: { stopOn?: string; label?: string } = {},
+): WrkRun {
+  const lead = opts.label === undefined ? '' : `${opts.label}: `
+  const child = spawn('wrk', args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const untrack = track(child)
+  let interrupted = false
+  const stop = () => {
+    if (interrupted || child.exitCode !== null) return
+    interrupted = true
+    child.kill('SIGINT')
   }
-  args.push(spec.url)
-  return new Promise((resolve, reject) => {
-    const child = spawn('wrk', args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    const untrack = track(child)
+  const done = new Promise<Measured>((resolve, reject) => {
     let out = ''
     child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString()
+      if (opts.stopOn !== undefined && out.includes(opts.stopOn)) stop()
     })
     child.stderr.on('data', (chunk: Buffer) => {
       out += chunk.toString()
@@ -135,8 +142,8 @@ export function runLoad(spec: LoadSpec, seconds: number): Promise<Measured> {
     child.once('close', (code, signal) => {
       clearTimeout(watchdog)
       untrack()
-      if (timedOut) reject(new Error(`wrk did not finish within ${seconds} s + ${LOAD_GRACE_MS} ms (killed)`))
-      else if (code !== 0) reject(new Error(`wrk exited with code ${String(code)}, signal ${String(signal)}:\n${out}`))
+      if (timedOut) reject(new Error(`${lead}wrk did not finish within ${seconds} s + ${LOAD_GRACE_MS} ms (killed)`))
+      else if (code !== 0) reject(new Error(`${lead}wrk exited with code ${String(code)}, signal ${String(signal)}:\n${out}`))
       else {
         try {
           resolve(parseWrk(out))
@@ -146,4 +153,27 @@ export function runLoad(spec: LoadSpec, seconds: number): Promise<Measured> {
       }
     })
   })
+  return { done, stop }
+}
+
+/** Runs `wrk -t1 -c64 -d<seconds>s --latency` once; kills it and rejects if it has not exited LOAD_GRACE_MS later. */
+export function runLoad(spec: LoadSpec, seconds: number): Promise<Measured> {
+  const args = [
+    `-t${WRK_THREADS}`,
+    `-c${CONNECTIONS}`,
+    `-d${seconds}s`,
+    '--latency',
+    `--timeout`,
+    `${WRK_TIMEOUT_SECONDS}s`,
+    '-H',
+    `Authorization: Bearer ${spec.token}`,
+  ]
+  const env = { ...process.env }
+  if (spec.rotation) {
+    args.push('-s', SCRIPTS[spec.rotation.script])
+    env.BENCH_FIRST_PET = String(spec.rotation.firstPetId)
+    env.BENCH_PET_COUNT = String(spec.rotation.petCount)
+  }
+  args.push(spec.url)
+  return spawnWrk(args, env, seconds).done
 }

@@ -29,15 +29,14 @@
 // round whose on-run exported SERVER spans for fewer than 90 % of its requests fails the scenario
 // (spans dropped by the processor's bounded queue, or an export that failed). Goal: patch-one's
 // ratio ≤ 1.3 on each backend (the other scenarios are shown, not judged).
-import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import type { Backend } from './backends.js'
-import { CONNECTIONS, envNumber, LOAD_GRACE_MS, ORDER_STOCK, SMALL_INVENTORY, WRK_TIMEOUT_SECONDS } from './config.js'
-import { type Measured, parseWrk, wrkVersion } from './load.js'
+import { CONNECTIONS, envNumber, ORDER_STOCK, SMALL_INVENTORY, WRK_TIMEOUT_SECONDS } from './config.js'
+import { type Measured, spawnWrk } from './load.js'
 import type { SinkStats } from './otlp-sink.js'
-import { cpuTimeOf, freePort, HOST, type ServerHandle, startServer, track } from './procs.js'
-import { machine, mdTable, textTable } from './report.js'
-import { readSection, writeSection } from './results-section.js'
+import { cpuTimeOf, freePort, HOST, type ServerHandle, startServer } from './procs.js'
+import { mdTable, textTable } from './report.js'
+import { type Goal, readSection, renderSection, sectionConsole, type WrkGroupRun, wrkGroupRun, writeSection } from './results-section.js'
 import { checkGet, checkOrder, checkPatch, type Dataset, makeDataset, type Running, serviceEnv, startService } from './targets.js'
 
 /** `tracing` in BENCH_SCENARIOS runs this group; a default run (no BENCH_SCENARIOS) includes it. */
@@ -147,51 +146,13 @@ function runWrk(scenario: TracingScenario, running: Running, requests: number): 
   const args = ['-t1', `-c${CONNECTIONS}`, `-d${WRK_SECONDS}s`, '--latency', '--timeout', `${WRK_TIMEOUT_SECONDS}s`, '-s', GUARD_LUA]
   args.push('-H', `Authorization: Bearer ${running.token}`, `${running.server.baseUrl}${scenario.path}`)
   const env = { ...process.env, GUARD_KIND: scenario.kind, GUARD_PET: String(scenario.pet), GUARD_REQUESTS: String(requests) }
-  return new Promise<Measured>((resolve, reject) => {
-    const child = spawn('wrk', args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    const untrack = track(child)
-    let out = ''
-    let interrupted = false
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString()
-      if (!interrupted && out.includes(GUARD_DONE)) {
-        interrupted = true
-        child.kill('SIGINT')
-      }
-    })
-    child.stderr.on('data', (chunk: Buffer) => {
-      out += chunk.toString()
-    })
-    let timedOut = false
-    const watchdog = setTimeout(
-      () => {
-        timedOut = true
-        child.kill('SIGKILL')
-      },
-      WRK_SECONDS * 1000 + LOAD_GRACE_MS,
-    )
-    child.once('error', (err) => {
-      clearTimeout(watchdog)
-      untrack()
-      reject(new Error(`wrk: ${err.message}`))
-    })
-    child.once('close', (code, signal) => {
-      clearTimeout(watchdog)
-      untrack()
-      const label = running.server.label
-      if (timedOut) return reject(new Error(`${label}: wrk did not finish within ${WRK_SECONDS} s + ${LOAD_GRACE_MS} ms (killed)`))
-      if (code !== 0) return reject(new Error(`${label}: wrk exited with code ${String(code)}, signal ${String(signal)}:\n${out}`))
-      try {
-        const run = parseWrk(out)
-        if (run.non2xx > 0 || run.errors > 0)
-          reject(new Error(`${label}: ${run.non2xx} answers not 2xx and socket errors ${run.errorDetail} in ${scenario.id}`))
-        else if (run.completed < requests)
-          reject(new Error(`${label}: only ${run.completed} of ${requests} requests answered within ${WRK_SECONDS} s in ${scenario.id}`))
-        else resolve(run)
-      } catch (err) {
-        reject(err instanceof Error ? err : new Error(String(err)))
-      }
-    })
+  const label = running.server.label
+  return spawnWrk(args, env, WRK_SECONDS, { stopOn: GUARD_DONE, label }).done.then((run) => {
+    if (run.non2xx > 0 || run.errors > 0)
+      throw new Error(`${label}: ${run.non2xx} answers not 2xx and socket errors ${run.errorDetail} in ${scenario.id}`)
+    if (run.completed < requests)
+      throw new Error(`${label}: only ${run.completed} of ${requests} requests answered within ${WRK_SECONDS} s in ${scenario.id}`)
+    return run
   })
 }
 
@@ -402,28 +363,13 @@ async function runBackend(cli: string, backend: Backend, dataset: Dataset, log: 
 
 // ---------------------------------------------------------------- the group
 
-export interface TracingResult {
-  date: string
-  command: string
-  loadAverage: number
-  machine: string
-  node: string
-  wrk: string
+export interface TracingResult extends WrkGroupRun {
   settings: { rounds: number; requests: number; warmup: number; connections: number; logLevel: string; scenarios: string[] }
   goal: { ratio: number; scenario: string; exportedMin: number }
   backends: string[]
   notes: string[]
   rows: TracingRow[]
   seconds: number
-}
-
-/** How this run was started, with the BENCH_ and TRACING_ variables it was given, for the record. */
-function tracingCommand(): string {
-  const vars = Object.entries(process.env)
-    .filter(([name, value]) => (name.startsWith('TRACING_') || (name.startsWith('BENCH_') && name !== 'BENCH_NOTE')) && value)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([name, value]) => `${name}=${/^[\w.,/:-]+$/.test(value!) ? value : `'${value}'`}`)
-  return [...vars, 'npm run bench'].join(' ')
 }
 
 /**
@@ -445,12 +391,7 @@ export async function runTracing(
 ): Promise<TracingResult> {
   const started = performance.now()
   const result: TracingResult = {
-    date: new Date().toISOString(),
-    command: tracingCommand(),
-    loadAverage,
-    machine: machine(),
-    node: process.version,
-    wrk: wrkVersion() ?? 'wrk',
+    ...wrkGroupRun(loadAverage, 'TRACING_'),
     settings: {
       rounds: ROUNDS,
       requests: REQUESTS,
@@ -489,20 +430,12 @@ export async function runTracing(
 
 // ---------------------------------------------------------------- the report
 
-const MARK_START = '<!-- tracing: start -->'
-const MARK_END = '<!-- tracing: end -->'
+const MARKS = { start: '<!-- tracing: start -->', end: '<!-- tracing: end -->' }
 const int = (n: number) => Math.round(n).toLocaleString('en-US')
 const range = (values: readonly number[]) => `${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)}`
-const metText = (met: boolean | undefined): string => (met === undefined ? 'not measured' : met ? 'met' : '**NOT met**')
-
-export interface TracingGoal {
-  goal: string
-  measured: string
-  met: boolean | undefined
-}
 
 /** Per backend: the CPU-per-PATCH ratio goal (not measured when the scenario was not run or failed). */
-export function tracingGoals(r: TracingResult): TracingGoal[] {
+export function tracingGoals(r: TracingResult): Goal[] {
   return r.backends.map((backend) => {
     const row = r.rows.find((x) => x.backend === backend && x.scenario === r.goal.scenario)
     const ok = row !== undefined && row.failure === undefined && row.ratio !== undefined
@@ -564,53 +497,33 @@ const settingsText = (r: TracingResult): string =>
   `off and on alternating, wrk -t1 -c${r.settings.connections}; LOG_LEVEL ${r.settings.logLevel}; tracing on: OTLP http/protobuf to a sink ` +
   'collector process, parent-based always-on sampler, default batch processor; CPU = utime + stime of the server process ÷ requests answered'
 
+const measured = (r: TracingResult): boolean => r.rows.some((x) => x.failure === undefined && x.ratio !== undefined)
+const failed = (r: TracingResult) =>
+  r.rows.flatMap((x) => (x.failure === undefined ? [] : [{ what: `${x.backend}/${x.scenario}`, failure: x.failure }]))
+
 /** The tracing section of RESULTS.md (markdown, between its markers). */
 export function renderTracing(r: TracingResult): string {
-  const goals = tracingGoals(r)
-  const met = goals.filter((g) => g.met === true).length
-  const failures = r.rows.filter((x) => x.failure !== undefined)
-  const measured = r.rows.some((x) => x.failure === undefined && x.ratio !== undefined)
-  const lines = [
-    MARK_START,
-    `## Tracing (${r.date.slice(0, 10)})`,
-    '',
-    `Generated by \`${r.command}\` (bench/tracing.ts) at ${r.date}; ${r.machine}; load average (1 min) at start ${r.loadAverage.toFixed(2)};` +
-      ` Node ${r.node}; ${r.wrk}; backends ${r.backends.join(', ')}; ${settingsText(r)}; ${Math.round(r.seconds)} s.` +
+  return renderSection({
+    marks: MARKS,
+    title: 'Tracing',
+    run: r,
+    source: 'bench/tracing.ts',
+    about:
+      `Node ${r.node}; ${r.wrk}; backends ${r.backends.join(', ')}; ${settingsText(r)}; ${Math.round(r.seconds)} s.` +
       ' How each figure is measured: [README.md](README.md#tracing).',
-    '',
-    ...(measured ? [...mdTable(table(r)), ''] : ['Nothing was measured.', '']),
-    ...r.notes.flatMap((n) => [`Note: ${n}`, '']),
-  ]
-  if (failures.length > 0) {
-    lines.push('**Failed:**', '', ...failures.map((x) => `- ${x.backend}/${x.scenario}: ${x.failure?.split('\n')[0] ?? ''}`), '')
-  }
-  lines.push(
-    `### Tracing goals (${met} of ${goals.length} met)`,
-    '',
-    ...mdTable([['Goal', 'Measured', 'Result'], ...goals.map((g) => [g.goal, g.measured, metText(g.met)])]),
-    '',
-    MARK_END,
-    '',
-  )
-  return lines.join('\n')
+    body: measured(r) ? [...mdTable(table(r)), ''] : ['Nothing was measured.', ''],
+    notes: r.notes,
+    failures: failed(r),
+    goalsTitle: 'Tracing goals',
+    goals: tracingGoals(r),
+  })
 }
 
 export function tracingConsole(r: TracingResult): string {
-  const parts = [`${settingsText(r)}; ${Math.round(r.seconds)} s`]
-  if (r.rows.some((x) => x.failure === undefined && x.ratio !== undefined)) parts.push(textTable(table(r)))
-  if (r.notes.length > 0) parts.push(r.notes.map((n) => `note: ${n}`).join('\n'))
-  const failures = r.rows.filter((x) => x.failure !== undefined)
-  if (failures.length > 0)
-    parts.push(failures.map((x) => `FAILED ${x.backend}/${x.scenario}: ${x.failure?.split('\n')[0] ?? ''}`).join('\n'))
-  parts.push(
-    tracingGoals(r)
-      .map((g) => `${g.met === undefined ? 'not measured' : g.met ? 'met' : 'NOT met'}  ${g.goal}: ${g.measured}`)
-      .join('\n'),
-  )
-  return parts.join('\n\n')
+  const blocks = [`${settingsText(r)}; ${Math.round(r.seconds)} s`]
+  if (measured(r)) blocks.push(textTable(table(r)))
+  return sectionConsole({ blocks, notes: r.notes, failures: failed(r), goals: tracingGoals(r) })
 }
-
-const MARKS = { start: MARK_START, end: MARK_END }
 
 /** RESULTS.md's tracing section as it stands (markers included), or undefined. */
 export const readTracingSection = (path: string): Promise<string | undefined> => readSection(path, MARKS)

@@ -99,7 +99,9 @@ for (const backend of BACKENDS) {
         await seed(db.url, [{ petId: 5, quantity: 2, status: 'available' }])
         await resources.server(db.url, { PORT: port })
         await api.inventory.set(5n, { quantity: 3 })
-        await until(() => stream.rows.length >= 2, 15_000, 'both rows arrive')
+        // The client's backoff doubles per failed attempt while the service restarts, up to 30 s with
+        // ±25 % jitter: on a loaded machine (a slow restart) its next attempt may be that far off.
+        await until(() => stream.rows.length >= 2, 45_000, 'both rows arrive')
       } finally {
         await stream.stop()
       }

@@ -34,7 +34,7 @@ import type { Backend } from './backends.js'
 import { CONNECTIONS, envNumber, ORDER_STOCK, SMALL_INVENTORY, WRK_TIMEOUT_SECONDS } from './config.js'
 import { type Measured, spawnWrk } from './load.js'
 import type { SinkStats } from './otlp-sink.js'
-import { cpuTimeOf, freePort, HOST, type ServerHandle, startServer } from './procs.js'
+import { cpuTimeOf, freePort, HOST, runNode, type ServerHandle, startServer } from './procs.js'
 import { mdTable, textTable } from './report.js'
 import { type Goal, readSection, renderSection, sectionConsole, type WrkGroupRun, wrkGroupRun, writeSection } from './results-section.js'
 import { checkGet, checkOrder, checkPatch, type Dataset, makeDataset, type Running, serviceEnv, startService } from './targets.js'
@@ -88,6 +88,8 @@ export const EXPORTED_MIN = 0.9
 const GUARD_LUA = fileURLToPath(new URL('../../bench/guard.lua', import.meta.url))
 const GUARD_DONE = 'guard: requests done'
 const SINK = fileURLToPath(new URL('./otlp-sink.js', import.meta.url))
+/** The SDK alone, spans made and exported with no server around them (bench/span-cost.ts). */
+const SPAN_COST = fileURLToPath(new URL('./span-cost.js', import.meta.url))
 /** Bound of one wrk run: it ends once its requests are answered, long before at 500 a second or more. */
 const WRK_SECONDS = Math.max(60, Math.ceil(REQUESTS / 500))
 /** The batch processor's default schedule is 5 s: the sink taking nothing for longer means the round's spans are all in. */
@@ -369,7 +371,26 @@ export interface TracingResult extends WrkGroupRun {
   backends: string[]
   notes: string[]
   rows: TracingRow[]
+  /** The SDK's own CPU per span, measured alone (bench/span-cost.ts); undefined when that failed. */
+  spanCost?: { cpuUsPerSpan: number; spans: number; exported: number } | undefined
   seconds: number
+}
+
+/** The SDK's own CPU per span: bench/span-cost.ts in a process of its own, exporting to a sink of its own. */
+async function measureSpanCost(log: (l: string) => void): Promise<TracingResult['spanCost']> {
+  const sink = await startSink('otlp-sink/span-cost')
+  try {
+    const env: NodeJS.ProcessEnv = { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint }
+    for (const name of Object.keys(env)) if (name.startsWith('OTEL_') && name !== 'OTEL_EXPORTER_OTLP_ENDPOINT') delete env[name]
+    const cost = JSON.parse(await runNode(SPAN_COST, [], env, 180_000)) as NonNullable<TracingResult['spanCost']>
+    log(`tracing: the SDK alone: ${cost.cpuUsPerSpan.toFixed(2)} µs of CPU per span (${cost.exported} of ${cost.spans} exported)`)
+    return cost
+  } catch (err) {
+    log(`  FAILED tracing span cost:\n${message(err)}`)
+    return undefined
+  } finally {
+    await sink.server.stop().catch(() => {})
+  }
 }
 
 /**
@@ -423,6 +444,20 @@ export async function runTracing(
           result.rows.push({ backend: backend.name, scenario: scenario.id, rounds: [], failure })
       }
     }
+  }
+  result.spanCost = await measureSpanCost(log)
+  const cost = result.spanCost
+  if (cost !== undefined) {
+    const floors = result.rows
+      .filter((row) => row.scenario === GOAL_SCENARIO && row.offUs !== undefined && row.spansPerRequest !== undefined)
+      .map((row) => {
+        const us = cost.cpuUsPerSpan * row.spansPerRequest!
+        return `${row.backend} ${us.toFixed(1)} µs, (${row.offUs!.toFixed(1)} + ${us.toFixed(1)}) / ${row.offUs!.toFixed(1)} = ${((row.offUs! + us) / row.offUs!).toFixed(2)} ×`
+      })
+    result.notes.push(
+      `The OpenTelemetry SDK alone (bench/span-cost.ts: spans made, ended, batched, serialized and exported as the service sets it up, with no server around them) costs ${cost.cpuUsPerSpan.toFixed(2)} µs of CPU per span. ` +
+        `At the spans per PATCH above, that alone is a floor under the ratio, before any instrumentation or a smaller group commit: ${floors.join('; ') || 'no PATCH row'}.`,
+    )
   }
   result.seconds = (performance.now() - started) / 1000
   return result

@@ -22,7 +22,9 @@ const PER_TURN = 500
 process.env.OTEL_BSP_MAX_QUEUE_SIZE ??= String(WARMUP + SPANS)
 let exported = 0
 const provider = registerTracerProvider(loadConfig(), {
-  processed: (count, outcome) => void (outcome === 'exported' && (exported += count)),
+  processed(count, outcome) {
+    if (outcome === 'exported') exported += count
+  },
 })
 const tracer = provider.getTracer('petstore')
 

@@ -75,13 +75,18 @@ for (const backend of BACKENDS) {
     after(async () => {
       for (const c of closing) await c.close()
     })
-
-    test('When OTEL_EXPORTER_OTLP_ENDPOINT is set, then each request is one SERVER span named by its route, under the caller’s traceparent, with the HTTP attributes and no query, and its log line carries the trace and span ids', async () => {
+    /** A collector of the test's own (closed after the suite), and a database with a key and pet 7 (3 in stock). */
+    const traced = async () => {
       const collector = await TestCollector.start()
       closing.push(collector)
       const database = await resources.database(backend)
       const token = await createKey(database.url, 'tracing')
       await seed(database.url, [{ petId: 7, quantity: 3, status: 'available' }])
+      return { collector, database, token }
+    }
+
+    test('When OTEL_EXPORTER_OTLP_ENDPOINT is set, then each request is one SERVER span named by its route, under the caller’s traceparent, with the HTTP attributes and no query, and its log line carries the trace and span ids', async () => {
+      const { collector, database, token } = await traced()
       const server = await resources.server(database.url, {
         OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
         OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
@@ -194,14 +199,11 @@ for (const backend of BACKENDS) {
     })
 
     test('When a PATCH’s row is delivered to a webhook, JetStream and RabbitMQ, then each delivery is a span of its own trace linked to the PATCH’s, and its traceparent goes out with the message', async () => {
-      const collector = await TestCollector.start()
+      const { collector, database, token } = await traced()
       const receiver = await Receiver.start()
       const stream = await TestStream.open()
       const exchange = await TestExchange.open()
-      closing.push(collector, receiver, stream, exchange)
-      const database = await resources.database(backend)
-      const token = await createKey(database.url, 'tracing')
-      await seed(database.url, [{ petId: 7, quantity: 3, status: 'available' }])
+      closing.push(receiver, stream, exchange)
       // The default protocol, http/protobuf.
       const server = await resources.server(database.url, {
         OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
@@ -268,10 +270,7 @@ for (const backend of BACKENDS) {
     })
 
     test('When the service runs --workers 2, then every worker traces its requests, each as an instance of its own', async () => {
-      const collector = await TestCollector.start()
-      closing.push(collector)
-      const database = await resources.database(backend)
-      const token = await createKey(database.url, 'tracing')
+      const { collector, database, token } = await traced()
       const server = await resources.server(
         database.url,
         { OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_BSP_SCHEDULE_DELAY: '50' },
@@ -288,11 +287,7 @@ for (const backend of BACKENDS) {
     })
 
     test('When a request fails with a 5xx, then its SERVER span carries error.type (the status) and an error status', async () => {
-      const collector = await TestCollector.start()
-      closing.push(collector)
-      const database = await resources.database(backend)
-      const token = await createKey(database.url, 'tracing')
-      await seed(database.url, [{ petId: 7, quantity: 3, status: 'available' }])
+      const { collector, database, token } = await traced()
       const server = await resources.server(database.url, {
         OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
         OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
@@ -367,11 +362,7 @@ for (const backend of BACKENDS) {
       })
 
     test('When METRICS_PORT is set, then the spans exported are counted, and those the full queue dropped while the collector was away', async () => {
-      const collector = await TestCollector.start()
-      closing.push(collector)
-      const database = await resources.database(backend)
-      const token = await createKey(database.url, 'tracing')
-      await seed(database.url, [{ petId: 7, quantity: 3, status: 'available' }])
+      const { collector, database, token } = await traced()
       const patches = async (count: number) => {
         for (let n = 0; n < count; n++)
           assert.equal((await server.request('PATCH', '/v1/inventory/7', { token, body: { quantity: n } })).status, 200)

@@ -74,6 +74,14 @@ const ROUNDS = Math.floor(envNumber('BROKERS_ROUNDS', 5, 1))
 const ROUND_PATCHES = Math.floor(envNumber('BROKERS_PATCHES', 20_000, 100))
 const LOAD_CONNECTIONS = Math.floor(envNumber('BROKERS_CONNECTIONS', CONNECTIONS, 1))
 const IDLE_DRAIN = process.env.BROKERS_IDLE !== '0'
+/**
+ * BROKERS_PACE_MS: the CPU rounds' wrk connections each wait this long between an answer and their
+ * next PATCH (guard.lua's GUARD_DELAY_MS), so both services take the same offered rate, below what
+ * either can do: their CPU per PATCH is then compared at equal group-commit sizes, not each flat out
+ * (where the CPU the broker takes on two cores lowers `with`'s rate, and smaller commits cost more a
+ * PATCH). Unset: flat out.
+ */
+const PACE_MS = process.env.BROKERS_PACE_MS === undefined ? undefined : envNumber('BROKERS_PACE_MS', 0, 1)
 /** The unmeasured first round's PATCHes (JIT, caches, the broker's first pages). */
 const WARMUP_PATCHES = 3_000
 
@@ -247,10 +255,11 @@ async function waitUntil(done: () => Promise<boolean>, timeoutMs: number): Promi
 }
 
 /** One wrk run of guard.lua PATCHing PATCH_PET: ends when `requests` are answered, at `seconds`, or at stop(). */
-function startWrk(running: Running, requests: number, seconds: number): WrkRun {
+function startWrk(running: Running, requests: number, seconds: number, paceMs?: number): WrkRun {
   const args = ['-t1', `-c${LOAD_CONNECTIONS}`, `-d${seconds}s`, '--latency', '--timeout', `${WRK_TIMEOUT_SECONDS}s`, '-s', GUARD_LUA]
   args.push('-H', `Authorization: Bearer ${running.token}`, `${running.server.baseUrl}/v1/inventory`)
-  const env = { ...process.env, GUARD_KIND: 'patch', GUARD_PET: String(PATCH_PET), GUARD_REQUESTS: String(requests) }
+  const env: NodeJS.ProcessEnv = { ...process.env, GUARD_KIND: 'patch', GUARD_PET: String(PATCH_PET), GUARD_REQUESTS: String(requests) }
+  if (paceMs !== undefined) env.GUARD_DELAY_MS = String(paceMs)
   const run = spawnWrk(args, env, seconds, { stopOn: GUARD_DONE })
   const done = run.done.then((m) => {
     if (m.non2xx > 0 || m.errors > 0)
@@ -331,7 +340,7 @@ async function cpuRound(service: Service, requests: number, dest?: { d: Destinat
   const { running } = service
   const startSeq = await ledgerEnd(running)
   const before = await cpuNsOf(running.server.pid)
-  const load = await startWrk(running, requests, ROUND_MAX_SECONDS).done
+  const load = await startWrk(running, requests, ROUND_MAX_SECONDS, PACE_MS).done
   const wrkEnd = performance.now()
   const endSeq = await ledgerEnd(running)
   let drainMs: number | undefined
@@ -513,7 +522,7 @@ export interface BrokerRow {
 }
 
 export interface BrokersResult extends WrkGroupRun {
-  settings: { backlog: number; rounds: number; roundPatches: number; connections: number; idleDrain: boolean }
+  settings: { backlog: number; rounds: number; roundPatches: number; connections: number; idleDrain: boolean; paceMs?: number }
   goals: { throughput: Readonly<Record<Broker, number>>; cpuRatio: number }
   backends: string[]
   /** The brokers that answered (measured). */
@@ -559,7 +568,14 @@ export async function runBrokers(
   const started = performance.now()
   const result: BrokersResult = {
     ...wrkGroupRun(loadAverage, 'BROKERS_', STANDALONE ? 'node dist/bench/brokers.js' : 'npm run bench'),
-    settings: { backlog: BACKLOG, rounds: ROUNDS, roundPatches: ROUND_PATCHES, connections: LOAD_CONNECTIONS, idleDrain: IDLE_DRAIN },
+    settings: {
+      backlog: BACKLOG,
+      rounds: ROUNDS,
+      roundPatches: ROUND_PATCHES,
+      connections: LOAD_CONNECTIONS,
+      idleDrain: IDLE_DRAIN,
+      ...(PACE_MS === undefined ? {} : { paceMs: PACE_MS }),
+    },
     goals: { throughput: THROUGHPUT_GOAL, cpuRatio: CPU_RATIO_GOAL },
     backends: backends.map((b) => b.name),
     brokers: [],
@@ -678,7 +694,8 @@ function table(r: BrokersResult): string[][] {
 
 const settingsText = (r: BrokersResult): string =>
   `backlog ${int(r.settings.backlog)} rows (one import); PATCH load wrk -t1 -c${r.settings.connections} on one pet; ` +
-  `CPU rounds of ${int(r.settings.roundPatches)} PATCHes`
+  `CPU rounds of ${int(r.settings.roundPatches)} PATCHes` +
+  (r.settings.paceMs === undefined ? ' flat out' : `, paced (each connection ${r.settings.paceMs} ms between an answer and its next PATCH)`)
 
 const failed = (r: BrokersResult) =>
   r.rows.flatMap((x) => (x.failure === undefined ? [] : [{ what: `${x.backend}/${x.broker}`, failure: x.failure }]))

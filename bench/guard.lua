@@ -5,11 +5,18 @@
 --   GUARD_KIND=patch  PATCH /v1/inventory/GUARD_PET {"quantity": n}, n changing each time
 --   GUARD_KIND=order  POST /v1/store/orders {"petId": GUARD_PET, "quantity": 1}
 -- The Authorization header comes from wrk's -H option; run with -t1 (the count is per thread).
+-- GUARD_DELAY_MS, when set: each connection waits that long after an answer before its next request,
+-- so that c connections offer at most c / (delay + latency) requests a second: two builds can then be
+-- compared at one offered rate instead of each flat out (the bench's BROKERS_PACE_MS).
 local kind = os.getenv("GUARD_KIND") or "get"
 local pet = os.getenv("GUARD_PET") or "1"
 local limit = tonumber(os.getenv("GUARD_REQUESTS") or "10000")
 local n = 0
 local answered = 0
+local pause = tonumber(os.getenv("GUARD_DELAY_MS") or "")
+if pause ~= nil then
+  delay = function() return pause end
+end
 
 if kind ~= "get" then wrk.headers["Content-Type"] = "application/json" end
 

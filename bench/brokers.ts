@@ -282,6 +282,12 @@ interface Drain {
   perSecond: number
   /** wrk's PATCH/s over its whole run (the import and the drain), when loaded. */
   patchPerSecond?: number
+  /**
+   * Without load: the server's CPU from the import's exit until the drain ended, per message added
+   * meanwhile. The delivery's own work a row (reading, encoding, publishing, recording its cursor),
+   * with no PATCH to share a commit with or to lose cores to the broker.
+   */
+  cpuNsPerMessage?: number
   patches?: number
 }
 
@@ -293,6 +299,7 @@ async function drain(service: Service, dest: Destination, start: number, dataset
     const importStart = performance.now()
     await runNode(service.cli, ['import', 'inventory', dataset.file], service.env, CLI_TIMEOUT_MS)
     const t0 = performance.now()
+    const cpu0 = load ? undefined : await cpuNsOf(running.server.pid)
     const count0 = await dest.count()
     const target = (await ledgerEnd(running)) - start
     let count = count0
@@ -300,6 +307,7 @@ async function drain(service: Service, dest: Destination, start: number, dataset
       count = await dest.count()
       return count >= target
     }, DRAIN_TIMEOUT_MS)
+    const cpu1 = load ? undefined : await cpuNsOf(running.server.pid)
     load?.stop()
     const wrk = load ? await load.done : undefined
     if (t1 === undefined) {
@@ -316,6 +324,7 @@ async function drain(service: Service, dest: Destination, start: number, dataset
       ms,
       perSecond: ((count - count0) * 1000) / ms,
       ...(wrk ? { patchPerSecond: wrk.rps, patches: wrk.completed } : {}),
+      ...(cpu0 !== undefined && cpu1 !== undefined && count > count0 ? { cpuNsPerMessage: (cpu1 - cpu0) / (count - count0) } : {}),
     }
   } finally {
     load?.stop()
@@ -425,7 +434,10 @@ async function runCombo(
     let idle: Drain | undefined
     if (IDLE_DRAIN) {
       idle = await drain(withSub, dest, start, big, false)
-      log(`${name}: backlog of ${idle.behindAtStart} rows, no PATCHes: ${Math.round(idle.perSecond)} changes/s (${Math.round(idle.ms)} ms)`)
+      log(
+        `${name}: backlog of ${idle.behindAtStart} rows, no PATCHes: ${Math.round(idle.perSecond)} changes/s (${Math.round(idle.ms)} ms, ` +
+          `server CPU ${((idle.cpuNsPerMessage ?? Number.NaN) / 1000).toFixed(1)} µs a message)`,
+      )
     }
     const loaded = await drain(withSub, dest, start, big, true)
     log(
@@ -667,6 +679,7 @@ function table(r: BrokersResult): string[][] {
       'Backlog delivered/s under PATCHes (goal)',
       'PATCH/s meanwhile',
       'Delivered/s, no PATCHes',
+      'Server CPU/message then (µs)',
       'CPU/PATCH none (µs)',
       'with one subscription (µs)',
       `Ratio, median of ${r.settings.rounds} (goal ≤ ${r.goals.cpuRatio})`,
@@ -682,6 +695,7 @@ function table(r: BrokersResult): string[][] {
           `${int(c.loaded.perSecond)} (≥ ${int(c.throughputGoal)}: ${verdict(c.throughputMet)})`,
           int(c.loaded.patchPerSecond ?? 0),
           c.idle ? int(c.idle.perSecond) : '-',
+          c.idle?.cpuNsPerMessage === undefined ? '-' : (c.idle.cpuNsPerMessage / 1000).toFixed(1),
           c.cpuNoneUs.toFixed(1),
           c.cpuWithUs.toFixed(1),
           `${c.cpuRatio.toFixed(3)} (${verdict(c.cpuRatioMet)}; rounds ${range(c.rounds.map((x) => x.ratio))})`,

@@ -14,7 +14,8 @@
 //    streams.info) or the queue's (amqplib checkQueue; a durable queue, nothing consuming it) is
 //    polled every 20 ms until it holds every row up to the ledger's end read then: changes/s =
 //    messages added over that time. Goals: JetStream >= 20,000/s, RabbitMQ >= 10,000/s. The same
-//    drain with no PATCH load is measured first, for reference (BROKERS_IDLE=0 skips it).
+//    drain with no PATCH load is measured first, for reference (BROKERS_IDLE=0 skips it), with the
+//    server's CPU over it per message: the delivery's own work a row.
 // 2. Server CPU per PATCH with one broker subscription against none. Two services side by side, each
 //    on a fresh database with the same env: `with` holds the subscription (the one of step 1, its
 //    publisher connected and the ledger tail started long before any measured round), `none` never
@@ -35,7 +36,7 @@
 // subscription whose cursor and the messages held disagree at the end, is a failure. Alone, it prints
 // the section, then the figures as JSON, and exits 0 when a goal is missed, 1 when a step failed.
 // Knobs: BROKERS_BACKLOG (100000), BROKERS_ROUNDS (5), BROKERS_PATCHES (20000),
-// BROKERS_CONNECTIONS (64), BROKERS_IDLE (1).
+// BROKERS_CONNECTIONS (64), BROKERS_IDLE (1), BROKERS_PACE_MS (unset: the CPU rounds flat out).
 import { randomBytes } from 'node:crypto'
 import { existsSync, realpathSync, rmSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { TraceIds } from '../http/plugins/request-log.js'
 
 /**
  * What the HTTP application gets from tracing when it is on (start-tracing.ts): nothing of
@@ -7,6 +8,6 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 export interface RequestTracing {
   /** Registered before every other plugin: a SERVER span per request, following the HTTP conventions. */
   plugin: FastifyPluginAsync
-  /** The request's span, for its log line: undefined when the request is not traced (not sampled, or no span). */
-  idsOf(request: FastifyRequest): { trace_id: string; span_id: string } | undefined
+  /** The request's span context, for its log line (sampled or not); undefined when it has no span. */
+  idsOf(request: FastifyRequest): TraceIds | undefined
 }

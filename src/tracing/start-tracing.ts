@@ -73,8 +73,10 @@ export function startTracing(config: Config, observer?: SpanObserver): Tracing {
         const span = spans.get(request)
         if (span === undefined) return undefined
         const { traceId, spanId, traceFlags } = span.spanContext()
-        // Not sampled: nothing of it is exported, so no id a backend could find.
-        return traceFlags & 1 ? { trace_id: traceId, span_id: spanId } : undefined
+        // As OpenTelemetry's log correlation names them, sampled or not: an unsampled request's line
+        // still carries its caller's trace id (the caller's own logs and spans have it), and
+        // trace_flags says whether this service exported its span.
+        return { trace_id: traceId, span_id: spanId, trace_flags: traceFlags & 1 ? '01' : '00' }
       },
     },
     shutdown: () => provider.shutdown(),

@@ -194,6 +194,7 @@ for (const backend of BACKENDS) {
       const line = await server.waitForLog((l) => l.msg === 'request' && l.method === 'PATCH')
       assert.equal(line.trace_id, patch.traceId)
       assert.equal(line.span_id, patch.spanId)
+      assert.equal(line.trace_flags, '01')
       assert.ok(typeof line.reqId === 'string', 'the request id stays')
       await server.stop()
     })
@@ -267,6 +268,70 @@ for (const backend of BACKENDS) {
       assert.equal(amqp.attributes['messaging.message.id'], queued.messageId)
       for (const span of [post, nats, amqp]) assert.ok(!JSON.stringify(span).includes('guest'), `no credential in ${span.name}`)
       await server.stop()
+    })
+
+    test('When a sampler says no, then nothing of the request is exported, and its log line still carries its trace id with trace_flags 00', async () => {
+      const { collector, database, token } = await traced()
+      const spansOf = (service: string) => collector.spans.filter((s) => s.resource['service.name'] === service)
+      const UNSAMPLED = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00'
+      const SAMPLED = '00-5bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
+      /** A server with `env` that answers `requests`, then stops (its last spans exported before it exits). */
+      const run = async (service: string, env: Record<string, string>, requests: { traceparent?: string }[]) => {
+        const server = await resources.server(database.url, {
+          OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+          OTEL_SERVICE_NAME: service,
+          OTEL_BSP_SCHEDULE_DELAY: '50',
+          ...env,
+        })
+        for (const [n, { traceparent }] of requests.entries()) {
+          const headers: Record<string, string> = traceparent === undefined ? {} : { traceparent }
+          const res = await server.request('PATCH', '/v1/inventory/7', { token, body: { quantity: n }, headers })
+          assert.equal(res.status, 200, res.text)
+        }
+        await waitFor(() => server.logs().filter((l) => l.msg === 'request').length === requests.length, 10_000, 'every request’s line')
+        const lines = server.logs().filter((l) => l.msg === 'request')
+        await server.stop()
+        assert.equal(server.child.exitCode, 0, server.stderr)
+        return lines
+      }
+
+      // The default, parent-based always on: a caller's unsampled traceparent is followed, a sampled one too.
+      const [unsampled, sampled] = await run('petstore-parent', {}, [{ traceparent: UNSAMPLED }, { traceparent: SAMPLED }])
+      assert.equal(unsampled!.trace_id, UNSAMPLED.split('-')[1], 'the caller’s trace id, though not sampled')
+      assert.match(String(unsampled!.span_id), /^[0-9a-f]{16}$/)
+      assert.notEqual(unsampled!.span_id, UNSAMPLED.split('-')[2], 'a span of this service’s own')
+      assert.equal(unsampled!.trace_flags, '00')
+      assert.equal(sampled!.trace_flags, '01')
+      const exported = spansOf('petstore-parent')
+      assert.ok(
+        exported.some((s) => s.spanId === sampled!.span_id),
+        'the sampled request’s span is exported',
+      )
+      assert.deepEqual(
+        exported.filter((s) => s.traceId === UNSAMPLED.split('-')[1]).map((s) => s.name),
+        [],
+        'nothing of the unsampled request',
+      )
+
+      // parentbased_traceidratio at 0: a sampled caller is followed, a request of its own is not sampled.
+      const [followed, own] = await run(
+        'petstore-ratio',
+        { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' },
+        [{ traceparent: SAMPLED }, {}],
+      )
+      assert.equal(followed!.trace_flags, '01')
+      assert.equal(own!.trace_flags, '00')
+      assert.deepEqual(
+        [...new Set(spansOf('petstore-ratio').map((s) => s.traceId))],
+        [SAMPLED.split('-')[1]],
+        'only the sampled caller’s trace',
+      )
+
+      // always_off: not even a sampled caller's request.
+      const [ignored] = await run('petstore-off', { OTEL_TRACES_SAMPLER: 'always_off' }, [{ traceparent: SAMPLED }])
+      assert.equal(ignored!.trace_id, SAMPLED.split('-')[1])
+      assert.equal(ignored!.trace_flags, '00')
+      assert.deepEqual(spansOf('petstore-off'), [])
     })
 
     test('When the service runs --workers 2, then every worker traces its requests, each as an instance of its own', async () => {

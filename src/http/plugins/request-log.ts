@@ -2,9 +2,17 @@ import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { routeOf } from '../route-of.js'
 
+/** A span context in a log line, as OpenTelemetry's log correlation names its fields. */
+export interface TraceIds {
+  trace_id: string
+  span_id: string
+  /** '01' sampled (the span is exported), '00' not. */
+  trace_flags: '00' | '01'
+}
+
 export interface RequestLogOptions {
   /** With tracing on: the request's trace and span ids, written into its line. */
-  idsOf?: ((request: FastifyRequest) => { trace_id: string; span_id: string } | undefined) | undefined
+  idsOf?: ((request: FastifyRequest) => TraceIds | undefined) | undefined
 }
 
 /** A request target without its query string. */

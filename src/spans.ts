@@ -82,11 +82,6 @@ export function traceparentOf(span: Span): string {
   return `00-${traceId}-${spanId}-${traceFlags.toString(16).padStart(2, '0')}`
 }
 
-/** The active span, with tracing on. */
-export function activeSpan(): Span | undefined {
-  return tracer && trace.getSpan(context.active())
-}
-
 /**
  * A group commit's transaction (tracing on, and a traced write in it): each traced write's span gets
  * the event `batch started` (its wait ends there), and the batch is one database CLIENT span,

@@ -1,5 +1,5 @@
 import type { Span } from '@opentelemetry/api'
-import { activeSpan, batchSpan, failed } from '../spans.js'
+import { batchSpan, failed } from '../spans.js'
 import type { Storage } from './ports.js'
 
 interface Pending<In, Out> {
@@ -81,9 +81,9 @@ export class GroupCommit<In, Out> {
     this.dialect = options.dialect
   }
 
-  submit(input: In): Promise<Out> {
+  /** `traced`: with tracing, the caller's span for this write (its batch's span goes under or links to it). */
+  submit(input: In, traced?: Span): Promise<Out> {
     return new Promise<Out>((resolve, reject) => {
-      const traced = this.dialect && activeSpan()
       this.pending.push({ input, deadline: Date.now() + this.maxWaitMs, resolve, reject, traced })
       this.schedule()
     })

@@ -1,4 +1,4 @@
-import { inSpan, tracing } from '../spans.js'
+import { failed, startChildSpan, tracing } from '../spans.js'
 import type { ResultOf, StockResult, StockWrite } from '../stock/writes.js'
 import type { GroupCommit } from './group-commit.js'
 import type { StockWrites } from './ports.js'
@@ -8,10 +8,22 @@ export function stockWritesThrough(groupCommit: GroupCommit<StockWrite, StockRes
   return {
     writeStock<W extends StockWrite>(write: W): Promise<ResultOf<W>> {
       // planBatch answers every write with the result of its own kind. Traced: a span around its wait
-      // and its batch's commit (the group commit's own spans, under it); untraced, nothing more.
+      // and its batch's commit, handed to the group commit (its batch's span goes under it), not
+      // entered as the active context: nothing else runs under it; untraced, nothing more.
       if (!tracing()) return groupCommit.submit(write) as Promise<ResultOf<W>>
-      const kind = { attributes: { 'petstore.stock_write.kind': write.kind } }
-      return inSpan('stock write', kind, () => groupCommit.submit(write)) as Promise<ResultOf<W>>
+      const span = startChildSpan('stock write', { attributes: { 'petstore.stock_write.kind': write.kind } })
+      if (span === undefined) return groupCommit.submit(write) as Promise<ResultOf<W>>
+      return groupCommit.submit(write, span).then(
+        (result) => {
+          span.end()
+          return result as ResultOf<W>
+        },
+        (error: unknown) => {
+          failed(span, error)
+          span.end()
+          throw error
+        },
+      )
     },
     drain: () => groupCommit.drain(),
   }

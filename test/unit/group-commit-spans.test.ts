@@ -31,11 +31,10 @@ describe('group commit spans (tracing on)', () => {
       },
       { dialect: 'postgres' },
     )
-    // Submitted in one turn: one batch. Each traced write inside a span of its own, as a request's stock write is.
+    // Submitted in one turn: one batch. Each traced write with a span of its own, as a request's stock write is.
     const writes = [1, 2, 3].map((n) => {
       const span = tracer.startSpan(`write ${n}`)
-      const answered = context.with(trace.setSpan(context.active(), span), () => commit.submit(n))
-      return { span, answered }
+      return { span, answered: commit.submit(n, span) }
     })
     const untraced = commit.submit(4)
     assert.deepEqual(await Promise.all([...writes.map((w) => w.answered), untraced]), [10, 20, 30, 40])
@@ -73,10 +72,7 @@ describe('group commit spans (tracing on)', () => {
       { dialect: 'sqlite' },
     )
     const span = tracer.startSpan('write')
-    await assert.rejects(
-      context.with(trace.setSpan(context.active(), span), () => commit.submit(1)),
-      RangeError,
-    )
+    await assert.rejects(commit.submit(1, span), RangeError)
     span.end()
     const batch = exporter.getFinishedSpans().find((s) => s.name === 'BATCH')!
     assert.equal(batch.attributes['error.type'], 'RangeError')

@@ -8,6 +8,9 @@
 //                    ScopeSpans.spans[2] > Span.kind[6]), JSON parsed; a gzip body is gunzipped first.
 //   GET /stats       the counts so far, as JSON (SinkStats); also the readiness check.
 // Anything else answers 404. Listens on HOST:PORT; SIGTERM closes it and exits 0.
+// OTLP_SINK_HANG=1: a collector that hangs: each POST to /v1/traces is read whole and counted as
+// above, and never answered (no timeout of its own closes it: the exporter's gives up); /stats
+// still answers.
 import { createServer } from 'node:http'
 import { gunzipSync } from 'node:zlib'
 
@@ -26,6 +29,7 @@ export interface SinkStats {
   contentTypes: Record<string, number>
 }
 
+const HANG = process.env.OTLP_SINK_HANG === '1'
 const stats: SinkStats = { exports: 0, bytes: 0, spans: 0, serverSpans: 0, undecoded: 0, contentTypes: {} }
 
 const SERVER_KIND = 2
@@ -142,12 +146,18 @@ const server = createServer((req, res) => {
   req.on('data', (chunk: Buffer) => chunks.push(chunk))
   req.on('end', () => {
     const contentType = String(req.headers['content-type'] ?? '')
+    if (HANG) {
+      take(contentType, req.headers['content-encoding'], Buffer.concat(chunks))
+      return // never answered
+    }
     if (contentType.startsWith('application/json')) res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
     else res.writeHead(200, { 'content-type': 'application/x-protobuf', 'content-length': 0 }).end()
     take(contentType, req.headers['content-encoding'], Buffer.concat(chunks))
   })
 })
 server.keepAliveTimeout = 60_000
+// Hanging: a request read whole is held open until the client gives up.
+if (HANG) server.requestTimeout = 0
 
 server.listen(Number(process.env.PORT), process.env.HOST ?? '127.0.0.1')
 process.on('SIGTERM', () => {

@@ -3,32 +3,51 @@
 // answers). Part of `npm run bench` (run.ts runs it after the message-broker group, and
 // `BENCH_SCENARIOS=tracing` alone runs only it, replacing only its section of bench/RESULTS.md).
 //
-// Per backend, two services side by side on fresh databases of 100 entries (each holding 2^31 - 1
-// units, so no order is refused), `petstore serve` as users run it (LOG_LEVEL info, rate limits
-// counted but never reached), every OTEL_* variable of the bench's own environment removed:
+// Per backend, two services (five with the variants below) side by side on fresh databases of 100
+// entries (each holding 2^31 - 1 units, so no order is refused), `petstore serve` as users run it
+// (LOG_LEVEL info, rate limits counted but never reached), every OTEL_* variable of the bench's own
+// environment removed:
 //   off  nothing more: tracing off;
 //   on   OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:<port> of a sink collector (bench/otlp-sink.ts,
 //        a process of its own: its CPU counts neither for the server nor inside the bench's event
 //        loop) and nothing else: the default protocol (http/protobuf), sampler (parent-based always
-//        on: every request sampled, wrk sends no traceparent) and batch processor settings.
+//        on: every request sampled, wrk sends no traceparent) and batch processor settings;
+// and, for patch-one only, the tracing-on variants of TRACING_VARIANTS (all three by default; empty:
+// none), each a service of its own started like `on`, to show where on's cost goes and what a
+// collector that cannot be reached does to a request:
+//   unsampled        the endpoint of a sink of its own plus OTEL_TRACES_SAMPLER=always_off: the SDK
+//                    and @fastify/otel loaded and every instrumentation path run, every span
+//                    non-recording and nothing exported (a round whose sink took an export fails):
+//                    its ratio to off is the instrumentation's own cost, on − unsampled the SDK's
+//                    recording and export;
+//   collector down   the endpoint http://127.0.0.1:<a free port nothing listens on> (checked before
+//                    each run);
+//   collector hangs  the endpoint of a sink run with OTLP_SINK_HANG=1, which reads and counts each
+//                    export and never answers it (a process of its own too).
 // Each answers a GET, an order and a PATCH correctly first. Then, per scenario (TRACING_SCENARIOS:
 // patch-one, get-100 by default; order-one too when named), one unmeasured warm-up round of
 // TRACING_WARMUP requests, then TRACING_ROUNDS rounds of TRACING_REQUESTS requests against each
-// service (bench/guard.lua, wrk -t1 -c64, SIGINTed once they are answered, bounded in time), the order
-// flipped every round. The server's CPU time (utime + stime of /proc/<pid>/stat) is read before wrk
-// starts and read again, for `on`, once the sink holds a SERVER span for every request answered (or
-// has taken nothing more for 6 s), so the export of the round's spans is inside the round. The
-// processor sends each batch of 512 spans as it fills and the rest on its 5 s timer, and a SERVER
-// span ends after its request's other spans, so that is when the timer has sent the round's last
-// partial batch, about 5 s after the load: the window holds every span of the round, and the
-// service finishing its requests and then idle. For `off`, 5 s after wrk ends, so both windows hold
-// the same stretch past the load. The first run's window stays open while the round's second run
-// goes on (another process); both close before the next round. CPU per request = that
-// time ÷ the requests wrk saw answered. Reported per backend and scenario: the medians of off and on,
-// the median of the rounds' on/off ratios, req/s (information only), and what the sink received. A
-// round whose on-run exported SERVER spans for fewer than 90 % of its requests fails the scenario
-// (spans dropped by the processor's bounded queue, or an export that failed). Goal: patch-one's
-// ratio ≤ 1.3 on each backend (the other scenarios are shown, not judged).
+// service (bench/guard.lua, wrk -t1 -c64, SIGINTed once they are answered, bounded in time). A round
+// is interleaved: its load is cut into TRACING_SLICES (5) turns, in each of which every service
+// answers its share in turn (the order rotated every round), so that the machine's drift from minute
+// to minute (a third or more here) falls on every service alike instead of on whichever ran at a bad
+// moment. The server's CPU time (utime + stime of /proc/<pid>/stat) of every service is read before
+// the round's first turn and, all at once, after its last: once the sink holds a SERVER span for
+// every request on answered (or has taken nothing more for 6 s) and at least 5 s past the load. The
+// processor sends each batch of 512 spans as it fills and the rest on its 5 s timer, so the window
+// holds every span of the round's export; every service's window is the same stretch of time,
+// holding its own load, the others' (itself idle) and the same tail. CPU per request = that time ÷
+// the requests wrk saw it answer; an answer not 2xx or a socket error fails its scenario. Reported
+// per backend and scenario: the medians of off and on, the median of the rounds' on/off ratios, req/s
+// (information only; wrk's over the service's own turns), and
+// what the sink received; for patch-one with variants, a second table of every service (CPU per
+// request, the median of the rounds' ratios to off, wrk's p50 and p99 latency and req/s, medians
+// over the rounds, and what its collector took) and a note splitting on's ratio to off into
+// unsampled − off and on − unsampled. A round whose on-run exported SERVER spans for fewer than
+// 90 % of its requests fails the scenario (spans dropped by the processor's bounded queue, or an
+// export that failed). Goal: patch-one's on/off ratio ≤ 1.3 on each backend (the other scenarios
+// and the variants are shown, not judged).
+import { connect } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import type { Backend } from './backends.js'
 import { CONNECTIONS, envNumber, ORDER_STOCK, SMALL_INVENTORY, WRK_TIMEOUT_SECONDS } from './config.js'
@@ -69,6 +88,8 @@ const DEFAULT_SCENARIOS = 'patch-one,get-100'
 const ROUNDS = Math.floor(envNumber('TRACING_ROUNDS', 5, 1))
 const REQUESTS = Math.floor(envNumber('TRACING_REQUESTS', 20_000, 1_000))
 const WARMUP_REQUESTS = Math.floor(envNumber('TRACING_WARMUP', 5_000, 0))
+/** Turns a round's load is cut into, every service answering its share in each (interleaved). */
+const SLICES = Math.floor(envNumber('TRACING_SLICES', 5, 1))
 const LOG_LEVEL = process.env.TRACING_LOG_LEVEL || 'info'
 const SCENARIO_NAMES = (process.env.TRACING_SCENARIOS || DEFAULT_SCENARIOS)
   .split(',')
@@ -78,6 +99,26 @@ const unknown = SCENARIO_NAMES.filter((id) => !ALL_SCENARIOS.some((s) => s.id ==
 if (unknown.length > 0)
   throw new Error(`TRACING_SCENARIOS names unknown scenarios: ${unknown.join(', ')} (known: ${ALL_SCENARIOS.map((s) => s.id).join(', ')})`)
 const SCENARIOS = ALL_SCENARIOS.filter((s) => SCENARIO_NAMES.includes(s.id))
+
+/** Tracing-on services run beside off and on for the goal scenario only (TRACING_VARIANTS). */
+const ALL_VARIANTS = ['unsampled', 'collector-down', 'collector-hangs'] as const
+export type VariantId = (typeof ALL_VARIANTS)[number]
+const VARIANT_NAMES = (process.env.TRACING_VARIANTS ?? ALL_VARIANTS.join(','))
+  .split(',')
+  .map((s) => s.trim())
+  .filter((s) => s !== '')
+const unknownVariants = VARIANT_NAMES.filter((id) => !(ALL_VARIANTS as readonly string[]).includes(id))
+if (unknownVariants.length > 0)
+  throw new Error(`TRACING_VARIANTS names unknown variants: ${unknownVariants.join(', ')} (known: ${ALL_VARIANTS.join(', ')})`)
+const VARIANTS = ALL_VARIANTS.filter((v) => VARIANT_NAMES.includes(v))
+/** The report's name of each service. */
+const SERVICE_NAMES: Readonly<Record<'off' | 'on' | VariantId, string>> = {
+  off: 'off',
+  on: 'on',
+  unsampled: 'unsampled',
+  'collector-down': 'collector down',
+  'collector-hangs': 'collector hangs',
+}
 
 /** Issue 39: the server's CPU per PATCH with tracing on (every request sampled) at most this × off. */
 export const CPU_RATIO_GOAL = 1.3
@@ -103,6 +144,7 @@ const OFF_TAIL_MS = 5_000
 const SINK_WAIT_MAX_MS = 20_000
 const POLL_MS = 50
 
+const int = (n: number) => Math.round(n).toLocaleString('en-US')
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err))
 const median = (values: readonly number[]): number => {
@@ -119,9 +161,13 @@ interface Sink {
   stats(): Promise<SinkStats>
 }
 
-async function startSink(label: string): Promise<Sink> {
+/** The sink collector; `hang`: one that reads and counts each export and never answers it (OTLP_SINK_HANG). */
+async function startSink(label: string, hang = false): Promise<Sink> {
   const port = await freePort()
-  const server = await startServer(label, SINK, [], { ...process.env, PORT: String(port), HOST }, port, '/stats')
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST }
+  if (hang) env.OTLP_SINK_HANG = '1'
+  else delete env.OTLP_SINK_HANG
+  const server = await startServer(label, SINK, [], env, port, '/stats')
   return {
     server,
     endpoint: server.baseUrl,
@@ -133,12 +179,41 @@ async function startSink(label: string): Promise<Sink> {
   }
 }
 
-/** The service as users run it: the request log at TRACING_LOG_LEVEL (info), rate limits counted but never reached; no OTEL_* but `endpoint`'s. */
-function tracingEnv(url: string, endpoint: string | undefined): NodeJS.ProcessEnv {
+/** The service as users run it: the request log at TRACING_LOG_LEVEL (info), rate limits counted but never reached; no OTEL_* but `endpoint`'s (and `sampler`'s). */
+function tracingEnv(url: string, endpoint: string | undefined, sampler?: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...serviceEnv(url), LOG_LEVEL: LOG_LEVEL, RATE_LIMIT_PER_KEY: '100000000' }
   for (const name of Object.keys(env)) if (name.startsWith('OTEL_')) delete env[name]
   if (endpoint !== undefined) env.OTEL_EXPORTER_OTLP_ENDPOINT = endpoint
+  if (sampler !== undefined) env.OTEL_TRACES_SAMPLER = sampler
   return env
+}
+
+/** Resolves when a connection to 127.0.0.1:`port` is refused (nothing listens there); rejects otherwise. */
+function nothingListens(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: HOST, port, timeout: 2_000 })
+    socket.once('connect', () => {
+      socket.destroy()
+      reject(new Error(`something listens on ${HOST}:${port}, the collector-down service's endpoint`))
+    })
+    socket.once('timeout', () => {
+      socket.destroy()
+      reject(new Error(`connecting to ${HOST}:${port} (the collector-down endpoint) neither succeeded nor was refused within 2 s`))
+    })
+    socket.once('error', (err: NodeJS.ErrnoException) =>
+      err.code === 'ECONNREFUSED' ? resolve() : reject(new Error(`connecting to ${HOST}:${port}: ${err.message}`)),
+    )
+  })
+}
+
+/** One service of a backend, as a round runs it. */
+interface Service {
+  id: 'off' | 'on' | VariantId
+  running: Running
+  /** on: the sink that counts its spans; unsampled: a sink of its own (which must take nothing); collector-hangs: the hanging one. */
+  collector?: Sink
+  /** collector-down: the port nothing listens on, checked before each of its runs. */
+  downPort?: number
 }
 
 // ---------------------------------------------------------------- one run
@@ -163,6 +238,11 @@ export interface Sample {
   usPerRequest: number
   completed: number
   rps: number
+  /** wrk --latency's, in ms. */
+  p50: number
+  p99: number
+  /** unsampled and collector-hangs: what their collector took over the window (exports = POSTs, answered or not). */
+  collector?: { exports: number; spans: number }
 }
 
 /** An on-run's, with what the sink took over its window. */
@@ -186,66 +266,106 @@ function alive(server: ServerHandle): void {
   if (died !== undefined) throw new Error(`${server.label} exited during the run: ${died}`)
 }
 
-/**
- * The off-run's load; resolves, once wrk is done, to the wait of OFF_TAIL_MS (which reads the CPU at
- * its end), so that the caller may run the on service meanwhile.
- */
-async function runOff(scenario: TracingScenario, off: Running, requests: number): Promise<() => Promise<Sample>> {
-  const before = await cpuUs(off.server)
-  const run = await runWrk(scenario, off, requests)
-  const wrkEnd = performance.now()
-  return async () => {
-    await sleep(OFF_TAIL_MS - (performance.now() - wrkEnd))
-    const after = await cpuUs(off.server)
-    alive(off.server)
-    return { usPerRequest: (after - before) / run.completed, completed: run.completed, rps: run.rps }
+/** One service's window over a round: its CPU and its collector's counts when the round began, and its runs. */
+interface Window {
+  svc: Service
+  cpuBefore: number
+  took?: SinkStats | undefined
+  runs: Measured[]
+}
+
+async function openWindow(svc: Service): Promise<Window> {
+  if (svc.downPort !== undefined) await nothingListens(svc.downPort)
+  const took = svc.collector === undefined ? undefined : await svc.collector.stats()
+  return { svc, took, cpuBefore: await cpuUs(svc.running.server), runs: [] }
+}
+
+/** Waits until on's sink holds a SERVER span for each of its requests, or took nothing more for SINK_QUIET_MS. */
+async function spansIn(on: Window, completed: number, loadEnd: number): Promise<SinkStats> {
+  const sink = on.svc.collector!
+  let now = on.took!
+  let lastChange = performance.now()
+  for (;;) {
+    const next = await sink.stats()
+    if (next.exports !== now.exports) lastChange = performance.now()
+    now = next
+    if (now.serverSpans - on.took!.serverSpans >= completed) return now
+    if (performance.now() - lastChange > SINK_QUIET_MS || performance.now() - loadEnd > SINK_WAIT_MAX_MS) return now
+    await sleep(POLL_MS)
   }
 }
 
-/**
- * The on-run's load; resolves, once wrk is done, to the wait for its spans (which reads the CPU at
- * its end), so that the caller may run the off service meanwhile.
- */
-async function runOn(scenario: TracingScenario, on: Running, sink: Sink, requests: number): Promise<() => Promise<OnSample>> {
-  const before = await cpuUs(on.server)
-  const sunk = await sink.stats()
-  const run = await runWrk(scenario, on, requests)
-  const wrkEnd = performance.now()
-  return async () => {
-    let now = sunk
-    let lastChange = performance.now()
-    for (;;) {
-      const next = await sink.stats()
-      if (next.exports !== now.exports) lastChange = performance.now()
-      now = next
-      if (now.serverSpans - sunk.serverSpans >= run.completed) break
-      if (performance.now() - lastChange > SINK_QUIET_MS || performance.now() - wrkEnd > SINK_WAIT_MAX_MS) break
-      await sleep(POLL_MS)
-    }
-    const after = await cpuUs(on.server)
-    alive(on.server)
-    alive(sink.server)
-    const sample: OnSample = {
-      usPerRequest: (after - before) / run.completed,
-      completed: run.completed,
-      rps: run.rps,
-      exports: now.exports - sunk.exports,
-      bytes: now.bytes - sunk.bytes,
-      spans: now.spans - sunk.spans,
-      serverSpans: now.serverSpans - sunk.serverSpans,
-      waitMs: performance.now() - wrkEnd,
-    }
-    if (now.undecoded > 0) throw new Error(`the sink could not decode ${now.undecoded} of the ${now.exports} exports it took`)
-    if (sample.serverSpans < EXPORTED_MIN * sample.completed) {
+/** A window's figures once the round is over: CPU per request over the whole round, wrk's figures over its slices. */
+async function closeWindow(w: Window, cpuAfter: number, sunk: SinkStats | undefined, waitMs: number): Promise<Sample | OnSample> {
+  const server = w.svc.running.server
+  alive(server)
+  const completed = w.runs.reduce((n, r) => n + r.completed, 0)
+  const sample: Sample = {
+    usPerRequest: (cpuAfter - w.cpuBefore) / completed,
+    completed,
+    // The slices' requests over their time under load.
+    rps: completed / w.runs.reduce((t, r) => t + r.completed / r.rps, 0),
+    p50: median(w.runs.map((r) => r.p50)),
+    p99: median(w.runs.map((r) => r.p99)),
+  }
+  const collector = w.svc.collector
+  if (collector === undefined || w.took === undefined) return sample
+  alive(collector.server)
+  const now = sunk ?? (await collector.stats())
+  if (w.svc.id !== 'on') {
+    sample.collector = { exports: now.exports - w.took.exports, spans: now.spans - w.took.spans }
+    if (w.svc.id === 'unsampled' && sample.collector.exports > 0)
       throw new Error(
-        `${on.server.label} (tracing on) answered ${sample.completed} requests but the sink took only ${sample.serverSpans} SERVER spans ` +
-          `(${((100 * sample.serverSpans) / sample.completed).toFixed(1)} %, below ${100 * EXPORTED_MIN} %; ${sample.spans} spans in all, ` +
-          `${sample.exports} exports) within ${Math.round(sample.waitMs)} ms of the load's end: spans dropped by the batch processor's ` +
-          'bounded queue, or exports that failed',
+        `${server.label} (unsampled: OTEL_TRACES_SAMPLER=always_off) exported ${sample.collector.spans} spans in ${sample.collector.exports} exports`,
       )
-    }
     return sample
   }
+  const on: OnSample = {
+    ...sample,
+    exports: now.exports - w.took.exports,
+    bytes: now.bytes - w.took.bytes,
+    spans: now.spans - w.took.spans,
+    serverSpans: now.serverSpans - w.took.serverSpans,
+    waitMs,
+  }
+  if (now.undecoded > 0) throw new Error(`the sink could not decode ${now.undecoded} of the ${now.exports} exports it took`)
+  if (on.serverSpans < EXPORTED_MIN * on.completed) {
+    throw new Error(
+      `${server.label} (tracing on) answered ${on.completed} requests but the sink took only ${on.serverSpans} SERVER spans ` +
+        `(${((100 * on.serverSpans) / on.completed).toFixed(1)} %, below ${100 * EXPORTED_MIN} %; ${on.spans} spans in all, ` +
+        `${on.exports} exports) within ${Math.round(waitMs)} ms of the load's end: spans dropped by the batch processor's ` +
+        'bounded queue, or exports that failed',
+    )
+  }
+  return on
+}
+
+/**
+ * One round: every service's window opened, then TRACING_SLICES turns in which each service in
+ * `order` answers its share of `requests`, so the machine's minute-to-minute drift falls on every
+ * service alike; then, once on's sink holds the round's spans (and at least OFF_TAIL_MS after the
+ * load), every window closed at the same moment: each holds the whole round, its own load, the
+ * others' (itself idle) and the same stretch past it.
+ */
+async function runRound(scenario: TracingScenario, order: readonly Service[], requests: number): Promise<Map<Service['id'], Sample>> {
+  const windows: Window[] = []
+  for (const svc of order) windows.push(await openWindow(svc))
+  const perSlice = Math.ceil(requests / SLICES)
+  for (let slice = 0; slice < SLICES; slice++)
+    for (const w of windows) w.runs.push(await runWrk(scenario, w.svc.running, Math.min(perSlice, requests - slice * perSlice)))
+  const loadEnd = performance.now()
+  const on = windows.find((w) => w.svc.id === 'on')!
+  const sunk = await spansIn(
+    on,
+    on.runs.reduce((n, r) => n + r.completed, 0),
+    loadEnd,
+  )
+  await sleep(OFF_TAIL_MS - (performance.now() - loadEnd))
+  const waitMs = performance.now() - loadEnd
+  const after = await Promise.all(windows.map((w) => cpuUs(w.svc.running.server)))
+  const samples = new Map<Service['id'], Sample>()
+  for (const [i, w] of windows.entries()) samples.set(w.svc.id, await closeWindow(w, after[i]!, w === on ? sunk : undefined, waitMs))
+  return samples
 }
 
 // ---------------------------------------------------------------- a backend
@@ -254,6 +374,22 @@ export interface TracingRound {
   off: Sample
   on: OnSample
   ratio: number
+  /** The goal scenario with TRACING_VARIANTS: each variant's run of the round. */
+  variants?: Partial<Record<VariantId, Sample>>
+}
+
+/** One service of the goal scenario's second table (off, on and each variant): medians over the rounds. */
+export interface ServiceSummary {
+  service: string
+  us: number
+  /** Median of the rounds' service/off ratios (1 for off). */
+  ratio: number
+  ratios: number[]
+  p50: number
+  p99: number
+  rps: number
+  /** What its collector took over the measured rounds, as text. */
+  collector: string
 }
 
 /** A (backend, scenario): its rounds and medians, or why it failed (a failure is an error of the run, a missed goal is not). */
@@ -271,60 +407,56 @@ export interface TracingRow {
   exportedMin?: number
   spansPerRequest?: number
   bytesPerSpan?: number
+  /** The goal scenario with TRACING_VARIANTS: off, on and each variant. */
+  services?: ServiceSummary[]
   failure?: string
 }
+
+const sampleOf = (round: TracingRound, id: Service['id']): Sample | undefined =>
+  id === 'off' ? round.off : id === 'on' ? round.on : round.variants?.[id]
 
 async function runScenario(
   scenario: TracingScenario,
   backend: Backend,
-  off: Running,
-  on: Running,
-  sink: Sink,
+  services: readonly Service[],
   log: (l: string) => void,
 ): Promise<TracingRow> {
   const row: TracingRow = { backend: backend.name, scenario: scenario.id, rounds: [] }
   const name = `${backend.name}/${scenario.id}`
-  const windows: Promise<unknown>[] = []
   try {
     for (let round = WARMUP_REQUESTS > 0 ? 0 : 1; round <= ROUNDS; round++) {
       const requests = round === 0 ? WARMUP_REQUESTS : REQUESTS
-      let offSample: Promise<Sample> | undefined
-      let onSample: Promise<OnSample> | undefined
-      // The first run's window stays open past its load while the second run's load goes on (another
-      // process: its CPU is not counted there); both are closed before the round ends, so a service's
-      // windows never overlap each other.
-      for (const which of round % 2 === 1 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
-        if (which === 'off') {
-          offSample = (await runOff(scenario, off, requests))()
-          offSample.catch(() => {}) // awaited below; not an unhandled rejection meanwhile
-          windows.push(offSample)
-        } else {
-          onSample = (await runOn(scenario, on, sink, requests))()
-          onSample.catch(() => {})
-          windows.push(onSample)
-        }
-      }
-      const settled = await Promise.allSettled([offSample!, onSample!])
-      for (const s of settled) if (s.status === 'rejected') throw s.reason
-      const o = await offSample!
-      const w = await onSample!
+      // Rotated each round (off and on alone: flipped), so no service is always first in a slice.
+      const shift = (((round - 1) % services.length) + services.length) % services.length
+      const order = [...services.slice(shift), ...services.slice(0, shift)]
+      const got = await runRound(scenario, order, requests)
+      const o = got.get('off')!
+      const w = got.get('on')! as OnSample
+      const variants: Partial<Record<VariantId, Sample>> = {}
+      for (const svc of services) if (svc.id !== 'off' && svc.id !== 'on') variants[svc.id] = got.get(svc.id)!
+      const others = Object.entries(variants).map(
+        ([id, v]) =>
+          `, ${SERVICE_NAMES[id as VariantId]} ${v.usPerRequest.toFixed(1)} µs/req (${Math.round(v.rps)}/s, ratio ${(v.usPerRequest / o.usPerRequest).toFixed(3)}` +
+          `${v.collector === undefined ? '' : `; exports its collector took: ${v.collector.exports}`})`,
+      )
       if (round === 0) {
-        log(`${name}: warm-up round done (${Math.round(o.rps)} and ${Math.round(w.rps)} req/s)`)
+        log(
+          `${name}: warm-up round done (${order.map((svc) => `${SERVICE_NAMES[svc.id]} ${Math.round(got.get(svc.id)!.rps)}`).join(', ')} req/s)`,
+        )
         continue
       }
       const ratio = w.usPerRequest / o.usPerRequest
-      row.rounds.push({ off: o, on: w, ratio })
+      row.rounds.push({ off: o, on: w, ratio, ...(services.length > 2 ? { variants } : {}) })
       log(
         `${name}: round ${round}: off ${o.usPerRequest.toFixed(1)} µs/req (${Math.round(o.rps)}/s), ` +
           `on ${w.usPerRequest.toFixed(1)} µs/req (${Math.round(w.rps)}/s; ${w.serverSpans} SERVER spans of ${w.spans} ` +
           `for ${w.completed} requests, ${Math.round(w.bytes / 1024)} KiB in ${w.exports} exports, all in ${Math.round(w.waitMs)} ms after wrk), ` +
-          `ratio ${ratio.toFixed(3)}`,
+          `ratio ${ratio.toFixed(3)}${others.join('')}${services.length > 2 ? ` (order ${order.map((svc) => svc.id).join(', ')})` : ''}`,
       )
     }
   } catch (err) {
     row.failure = message(err)
     log(`  FAILED tracing ${name}:\n${row.failure}`)
-    await Promise.allSettled(windows)
     return row
   }
   const rounds = row.rounds
@@ -336,27 +468,82 @@ async function runScenario(
   row.exportedMin = Math.min(...rounds.map((r) => r.on.serverSpans / r.on.completed))
   row.spansPerRequest = median(rounds.map((r) => r.on.spans / r.on.completed))
   row.bytesPerSpan = median(rounds.map((r) => r.on.bytes / Math.max(1, r.on.spans)))
+  if (services.length > 2) {
+    row.services = services.map((svc) => {
+      const samples = rounds.map((r) => sampleOf(r, svc.id)!)
+      const ratios = rounds.map((r) => sampleOf(r, svc.id)!.usPerRequest / r.off.usPerRequest)
+      const sum = (f: (s: Sample) => number) => samples.reduce((n, x) => n + f(x), 0)
+      const collector =
+        svc.id === 'off'
+          ? 'none (tracing off)'
+          : svc.id === 'on'
+            ? `sink: ${int(rounds.reduce((n, r) => n + r.on.exports, 0))} exports answered, ${int(rounds.reduce((n, r) => n + r.on.spans, 0))} spans`
+            : svc.id === 'unsampled'
+              ? `sink: exports ${int(sum((x) => x.collector?.exports ?? 0))}`
+              : svc.id === 'collector-down'
+                ? `none: ${HOST}:${svc.downPort} refuses connections`
+                : `hanging sink: exports taken ${int(sum((x) => x.collector?.exports ?? 0))} (${int(sum((x) => x.collector?.spans ?? 0))} spans), answered 0`
+      return {
+        service: SERVICE_NAMES[svc.id],
+        us: median(samples.map((x) => x.usPerRequest)),
+        ratio: svc.id === 'off' ? 1 : median(ratios),
+        ratios,
+        p50: median(samples.map((x) => x.p50)),
+        p99: median(samples.map((x) => x.p99)),
+        rps: median(samples.map((x) => x.rps)),
+        collector,
+      }
+    })
+  }
   return row
 }
 
 async function runBackend(cli: string, backend: Backend, dataset: Dataset, log: (l: string) => void): Promise<TracingRow[]> {
   const stops: Array<() => Promise<void>> = []
   try {
+    // The variants run only with the goal scenario.
+    const variants = SCENARIOS.some((s) => s.id === GOAL_SCENARIO) ? VARIANTS : []
     const sink = await startSink(`otlp-sink/${backend.name}`)
     stops.push(() => sink.server.stop())
-    log(`${backend.name}: sink collector at ${sink.endpoint} (pid ${sink.server.pid}); starting the services off and on`)
+    log(
+      `${backend.name}: sink collector at ${sink.endpoint} (pid ${sink.server.pid}); starting the services ${['off', 'on', ...variants].join(', ')}`,
+    )
     const off = await startService(cli, backend, dataset, 'tracing-off', (url) => tracingEnv(url, undefined))
     stops.push(() => off.stop())
     const on = await startService(cli, backend, dataset, 'tracing-on', (url) => tracingEnv(url, sink.endpoint))
     stops.push(() => on.stop())
-    for (const running of [off, on]) {
+    const pair: Service[] = [
+      { id: 'off', running: off },
+      { id: 'on', running: on, collector: sink },
+    ]
+    const all = [...pair]
+    for (const variant of variants) {
+      let collector: Sink | undefined
+      let downPort: number | undefined
+      if (variant === 'collector-down') {
+        // A free port nothing listens on (checked before every run of it: another process might take it).
+        downPort = await freePort()
+      } else {
+        // unsampled: a sink of its own, which must take nothing (every span non-recording); collector-hangs: the hanging one.
+        const sinkOf = await startSink(`otlp-sink/${backend.name}/${variant}`, variant === 'collector-hangs')
+        stops.push(() => sinkOf.server.stop())
+        collector = sinkOf
+      }
+      const endpoint = collector?.endpoint ?? `http://${HOST}:${downPort}`
+      const sampler = variant === 'unsampled' ? 'always_off' : undefined
+      const running = await startService(cli, backend, dataset, `tracing-${variant}`, (url) => tracingEnv(url, endpoint, sampler))
+      stops.push(() => running.stop())
+      if (downPort !== undefined) await nothingListens(downPort)
+      all.push({ id: variant, running, ...(collector === undefined ? {} : { collector }), ...(downPort === undefined ? {} : { downPort }) })
+    }
+    for (const svc of all) {
       // All three name the first pet (the order pet 1 while it still holds its stock); GET first, while the entries are as imported.
-      await checkGet(running, dataset)
-      await checkOrder(running, dataset, true)
-      await checkPatch(running, dataset)
+      await checkGet(svc.running, dataset)
+      await checkOrder(svc.running, dataset, true)
+      await checkPatch(svc.running, dataset)
     }
     const rows: TracingRow[] = []
-    for (const scenario of SCENARIOS) rows.push(await runScenario(scenario, backend, off, on, sink, log))
+    for (const scenario of SCENARIOS) rows.push(await runScenario(scenario, backend, scenario.id === GOAL_SCENARIO ? all : pair, log))
     return rows
   } finally {
     for (const stop of stops.reverse()) await stop().catch((err: unknown) => log(`${backend.name}: stopping: ${message(err)}`))
@@ -366,7 +553,18 @@ async function runBackend(cli: string, backend: Backend, dataset: Dataset, log: 
 // ---------------------------------------------------------------- the group
 
 export interface TracingResult extends WrkGroupRun {
-  settings: { rounds: number; requests: number; warmup: number; connections: number; logLevel: string; scenarios: string[] }
+  settings: {
+    rounds: number
+    requests: number
+    warmup: number
+    connections: number
+    /** TRACING_SLICES: the turns each round's load is cut into. */
+    slices: number
+    logLevel: string
+    scenarios: string[]
+    /** TRACING_VARIANTS, when the goal scenario runs (else none). */
+    variants: VariantId[]
+  }
   goal: { ratio: number; scenario: string; exportedMin: number }
   backends: string[]
   notes: string[]
@@ -395,12 +593,15 @@ async function measureSpanCost(log: (l: string) => void): Promise<TracingResult[
 
 /**
  * Upper bound on the group's run time, for run.ts's watchdog: per backend a minute for the sink, the
- * two services and their checks; per scenario and round (the warm-up one included) and service 10 s
- * plus 1 ms a request (at no less than 1,000 a second), and the on-run's wait for its spans and the off-run's tail.
+ * two services and their checks, and 30 s for each variant's; per scenario and round (the warm-up one
+ * included) and service 1 s per slice plus 1 ms a request (at no less than 1,000 a second), and the
+ * wait for on's spans and the tail past the load.
  */
 export function tracingBudgetMs(backends: number): number {
-  const rounds = (ROUNDS + 1) * (2 * (10_000 + REQUESTS) + SINK_WAIT_MAX_MS + OFF_TAIL_MS)
-  return 30_000 + backends * (60_000 + SCENARIOS.length * rounds)
+  const variants = SCENARIOS.some((s) => s.id === GOAL_SCENARIO) ? VARIANTS.length : 0
+  const round = (services: number) => services * (SLICES * 1_000 + REQUESTS) + SINK_WAIT_MAX_MS + OFF_TAIL_MS
+  const scenarios = SCENARIOS.reduce((ms, s) => ms + (ROUNDS + 1) * round(s.id === GOAL_SCENARIO ? 2 + variants : 2), 0)
+  return 30_000 + backends * (60_000 + 30_000 * variants + scenarios)
 }
 
 export async function runTracing(
@@ -418,8 +619,10 @@ export async function runTracing(
       requests: REQUESTS,
       warmup: WARMUP_REQUESTS,
       connections: CONNECTIONS,
+      slices: SLICES,
       logLevel: LOG_LEVEL,
       scenarios: SCENARIOS.map((s) => s.id),
+      variants: SCENARIOS.some((s) => s.id === GOAL_SCENARIO) ? [...VARIANTS] : [],
     },
     goal: { ratio: CPU_RATIO_GOAL, scenario: GOAL_SCENARIO, exportedMin: EXPORTED_MIN },
     backends: backends.map((b) => b.name),
@@ -430,7 +633,8 @@ export async function runTracing(
   if (!result.backends.includes('postgres')) result.notes.push('PostgreSQL was not reachable, so its rows are missing.')
   log(
     `tracing: ${result.settings.scenarios.join(', ')} on ${result.backends.join(', ')}; ${ROUNDS} rounds of ${REQUESTS} requests ` +
-      `(warm-up ${WARMUP_REQUESTS}), off and on alternating`,
+      `(warm-up ${WARMUP_REQUESTS}), interleaved in ${SLICES} turns, off and on` +
+      (result.settings.variants.length > 0 ? ` (${GOAL_SCENARIO}: also ${result.settings.variants.join(', ')})` : ''),
   )
   const dataset = await makeDataset(dir, SMALL_INVENTORY, false, ORDER_STOCK)
   for (const backend of backends) {
@@ -459,6 +663,25 @@ export async function runTracing(
         `At the spans per PATCH above, that alone is a floor under the ratio, before any instrumentation or a smaller group commit: ${floors.join('; ') || 'no PATCH row'}.`,
     )
   }
+  // From the ratio column (each the median of the rounds' ratios to off, as the goal is judged), in
+  // µs at off's median: the medians of the CPU column come from different rounds, and on a machine
+  // whose speed moves between rounds their differences need not add up to the ratio.
+  const parts = result.rows.flatMap((row) => {
+    const svc = (name: string) => row.services?.find((x) => x.service === name)
+    const [off, on, unsampled] = [svc('off'), svc('on'), svc('unsampled')]
+    if (row.scenario !== GOAL_SCENARIO || off === undefined || on === undefined || unsampled === undefined) return []
+    const part = (share: number) =>
+      `${share >= 0 ? '+' : ''}${(share * off.us).toFixed(1)} µs (${share >= 0 ? '+' : ''}${(100 * share).toFixed(1)} % of off)`
+    return [
+      `${row.backend}: off ${off.us.toFixed(1)} µs; instrumentation alone (unsampled − off) ${part(unsampled.ratio - 1)}; ` +
+        `the SDK's recording and export (on − unsampled) ${part(on.ratio - unsampled.ratio)}; together (on − off) ${part(on.ratio - 1)}`,
+    ]
+  })
+  if (parts.length > 0)
+    result.notes.push(
+      `Where tracing's CPU per PATCH goes (${GOAL_SCENARIO}; from the services' table: each service's median ratio to off, less the one below it, times off's median CPU): ${parts.join('; ')}. ` +
+        'Unsampled loads the SDK and @fastify/otel and runs every instrumentation path (context propagation, hooks, the trace context of the ledger row and the log line) with every span non-recording and nothing exported.',
+    )
   result.seconds = (performance.now() - started) / 1000
   return result
 }
@@ -466,7 +689,6 @@ export async function runTracing(
 // ---------------------------------------------------------------- the report
 
 const MARKS = { start: '<!-- tracing: start -->', end: '<!-- tracing: end -->' }
-const int = (n: number) => Math.round(n).toLocaleString('en-US')
 const range = (values: readonly number[]) => `${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)}`
 
 /** Per backend: the CPU-per-PATCH ratio goal (not measured when the scenario was not run or failed). */
@@ -527,9 +749,45 @@ function table(r: TracingResult): string[][] {
   ]
 }
 
+/** The goal scenario's services, one row each (off, on and the variants), per backend. */
+function servicesTable(r: TracingResult): string[][] {
+  return [
+    [
+      'Backend',
+      `Service (${r.goal.scenario})`,
+      'CPU/req (µs)',
+      `Ratio to off, median of ${r.settings.rounds}`,
+      'p50 (ms)',
+      'p99 (ms)',
+      'req/s',
+      'Collector took (measured rounds)',
+    ],
+    ...r.rows.flatMap((row) =>
+      row.failure !== undefined || row.services === undefined
+        ? []
+        : row.services.map((x) => [
+            row.backend,
+            x.service,
+            x.us.toFixed(1),
+            x.service === 'off' ? '1' : `${x.ratio.toFixed(3)} (rounds ${range(x.ratios)})`,
+            x.p50.toFixed(2),
+            x.p99.toFixed(2),
+            int(x.rps),
+            x.collector,
+          ]),
+    ),
+  ]
+}
+
+const withServices = (r: TracingResult): boolean => r.rows.some((x) => x.failure === undefined && x.services !== undefined)
+
+const variantsText = (r: TracingResult): string =>
+  r.settings.variants.length === 0 ? '' : ` (${r.goal.scenario}: also ${r.settings.variants.map((v) => SERVICE_NAMES[v]).join(', ')})`
+
 const settingsText = (r: TracingResult): string =>
   `${r.settings.rounds} rounds of ${int(r.settings.requests)} requests per service (after a warm-up round of ${int(r.settings.warmup)}), ` +
-  `off and on alternating, wrk -t1 -c${r.settings.connections}; LOG_LEVEL ${r.settings.logLevel}; tracing on: OTLP http/protobuf to a sink ` +
+  `off and on${variantsText(r)} interleaved (each round in ${r.settings.slices} turns, every service answering its share in each, ` +
+  `the order rotated every round; every window the whole round), wrk -t1 -c${r.settings.connections}; LOG_LEVEL ${r.settings.logLevel}; tracing on: OTLP http/protobuf to a sink ` +
   'collector process, parent-based always-on sampler, default batch processor; CPU = utime + stime of the server process ÷ requests answered'
 
 const measured = (r: TracingResult): boolean => r.rows.some((x) => x.failure === undefined && x.ratio !== undefined)
@@ -546,7 +804,9 @@ export function renderTracing(r: TracingResult): string {
     about:
       `Node ${r.node}; ${r.wrk}; backends ${r.backends.join(', ')}; ${settingsText(r)}; ${Math.round(r.seconds)} s.` +
       ' How each figure is measured: [README.md](README.md#tracing).',
-    body: measured(r) ? [...mdTable(table(r)), ''] : ['Nothing was measured.', ''],
+    body: measured(r)
+      ? [...mdTable(table(r)), '', ...(withServices(r) ? [...mdTable(servicesTable(r)), ''] : [])]
+      : ['Nothing was measured.', ''],
     notes: r.notes,
     failures: failed(r),
     goalsTitle: 'Tracing goals',
@@ -557,6 +817,7 @@ export function renderTracing(r: TracingResult): string {
 export function tracingConsole(r: TracingResult): string {
   const blocks = [`${settingsText(r)}; ${Math.round(r.seconds)} s`]
   if (measured(r)) blocks.push(textTable(table(r)))
+  if (withServices(r)) blocks.push(textTable(servicesTable(r)))
   return sectionConsole({ blocks, notes: r.notes, failures: failed(r), goals: tracingGoals(r) })
 }
 

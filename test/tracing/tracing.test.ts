@@ -378,7 +378,7 @@ for (const backend of BACKENDS) {
       await server.stop()
     })
 
-    test('When tracing is on, then the CLI’s long commands (import, check) are spans of their own, exported before the command exits', async () => {
+    test('When tracing is on, then the CLI’s long commands (import, backup, check) are spans of their own, exported before the command exits', async () => {
       const collector = await TestCollector.start()
       closing.push(collector)
       const dir = mkdtempSync(join(tmpdir(), 'petstore-trace-cli-'))
@@ -391,8 +391,15 @@ for (const backend of BACKENDS) {
       assert.equal(imported.code, 0, imported.stderr)
       const checked = await runCli(['check'], env)
       assert.equal(checked.code, 0, checked.stderr)
+      const expected = ['petstore import', 'petstore check']
+      // backup copies an embedded database only.
+      if (backend.name === 'sqlite') {
+        const backedUp = await runCli(['backup', join(dir, 'copy.db')], env)
+        assert.equal(backedUp.code, 0, backedUp.stderr)
+        expected.push('petstore backup')
+      }
       const names = collector.spans.map((s) => s.name)
-      assert.ok(names.includes('petstore import') && names.includes('petstore check'), `spans exported before exit: ${names.join(', ')}`)
+      for (const name of expected) assert.ok(names.includes(name), `${name} exported before exit: ${names.join(', ')}`)
       const check = collector.spans.find((s) => s.name === 'petstore check')!
       assert.equal(check.attributes['petstore.command'], 'check')
       assert.equal(check.resource['service.name'], 'petstore')

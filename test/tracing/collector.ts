@@ -16,6 +16,8 @@ export interface CollectedSpan {
   spanId: string
   /** '' for a root span. */
   parentSpanId: string
+  /** The W3C tracestate the span carries ('' when none). */
+  traceState: string
   name: string
   /** OTLP's SpanKind: 2 SERVER, 3 CLIENT, 4 PRODUCER. */
   kind: number
@@ -53,6 +55,7 @@ interface PlainSpan {
   traceId: Uint8Array
   spanId: Uint8Array
   parentSpanId: Uint8Array
+  traceState: string
   name: string
   kind: number
   attributes: PlainKeyValue[]
@@ -167,6 +170,7 @@ export class TestCollector {
             traceId: hex(span.traceId),
             spanId: hex(span.spanId),
             parentSpanId: hex(span.parentSpanId),
+            traceState: span.traceState,
             name: span.name,
             kind: span.kind,
             attributes: attributesOf(span.attributes),

@@ -112,6 +112,7 @@ for (const backend of BACKENDS) {
       assert.equal(patch.kind, SERVER)
       assert.equal(patch.traceId, TRACEPARENT.split('-')[1], 'in the caller’s trace')
       assert.equal(patch.parentSpanId, TRACEPARENT.split('-')[2], 'under the caller’s span')
+      assert.equal(patch.traceState, 'vendor=1', 'the caller’s tracestate carried on')
       assert.equal(patch.attributes['http.request.method'], 'PATCH')
       assert.equal(patch.attributes['http.route'], '/v1/inventory/:petId')
       assert.equal(patch.attributes['url.path'], '/v1/inventory/7')

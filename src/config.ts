@@ -70,6 +70,8 @@ export interface Config {
   brokerAllowedHosts: string[] | undefined
   /** LEDGER_RETENTION: ledger rows older than this (ms) are removed; undefined keeps every row. */
   ledgerRetentionMs: number | undefined
+  /** OTEL_SDK_DISABLED: true keeps tracing off whatever else is set. */
+  otelSdkDisabled: boolean
   /** OTEL_TRACES_EXPORTER: `otlp` turns tracing on, `none` keeps it off whatever else is set. */
   otelTracesExporter: 'otlp' | 'none' | undefined
   /** OTEL_EXPORTER_OTLP_ENDPOINT: the collector's base URL (traces go to its /v1/traces); setting it turns tracing on. */
@@ -98,8 +100,14 @@ export const OTEL_SAMPLERS = [
   'parentbased_traceidratio',
 ] as const
 
-/** Tracing is on when OTEL_TRACES_EXPORTER is `otlp`, or an OTLP endpoint is set and the exporter is not `none`. */
-export function tracingEnabled(config: Pick<Config, 'otelTracesExporter' | 'otelEndpoint' | 'otelTracesEndpoint'>): boolean {
+/**
+ * Tracing is on when OTEL_TRACES_EXPORTER is `otlp`, or an OTLP endpoint is set and the exporter is
+ * not `none`; never with OTEL_SDK_DISABLED=true (the specification's switch for every signal).
+ */
+export function tracingEnabled(
+  config: Pick<Config, 'otelSdkDisabled' | 'otelTracesExporter' | 'otelEndpoint' | 'otelTracesEndpoint'>,
+): boolean {
+  if (config.otelSdkDisabled) return false
   if (config.otelTracesExporter !== undefined) return config.otelTracesExporter === 'otlp'
   return config.otelEndpoint !== undefined || config.otelTracesEndpoint !== undefined
 }
@@ -457,6 +465,12 @@ const VARIABLES: Record<string, Variable> = {
     schema: Type.String({ pattern: '^\\s*[^\\s,:]+:\\d{1,5}\\s*(,\\s*[^\\s,:]+:\\d{1,5}\\s*)*$' }),
     convert: (text: string) => text.split(',').map((pair) => pair.trim()),
     default: () => undefined,
+  },
+  OTEL_SDK_DISABLED: {
+    key: 'otelSdkDisabled',
+    allowed: 'true or false (true: tracing off whatever else is set, as the OpenTelemetry specification says)',
+    schema: Type.Boolean(),
+    default: () => 'false',
   },
   OTEL_TRACES_EXPORTER: {
     key: 'otelTracesExporter',

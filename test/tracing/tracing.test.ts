@@ -385,7 +385,12 @@ for (const backend of BACKENDS) {
       const dir = mkdtempSync(join(tmpdir(), 'petstore-trace-cli-'))
       closing.push({ close: async () => rmSync(dir, { recursive: true, force: true }) })
       const database = await resources.database(backend)
-      const env = { DATABASE_URL: database.url, OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }
+      // The traces URL itself, used as written (nothing appended: the collector takes /v1/traces alone).
+      const env = {
+        DATABASE_URL: database.url,
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.endpoint}/v1/traces`,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      }
       const file = join(dir, 'inventory.json')
       writeFileSync(file, JSON.stringify([{ petId: 1, quantity: 2, status: 'available' }]))
       const imported = await runCli(['import', 'inventory', file], env)

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test'
 import { ConfigError, loadConfig, maskUrl, parseResourceAttributes, parseRetrySchedule, tracingEnabled } from '../../src/config.js'
 
 const badSettings: [string, string][] = [
+  ['OTEL_SDK_DISABLED', 'yes'],
   ['OTEL_TRACES_EXPORTER', 'jaeger'],
   ['OTEL_EXPORTER_OTLP_ENDPOINT', 'collector:4318'],
   ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'ftp://collector/v1/traces'],
@@ -168,6 +169,7 @@ describe('loadConfig', () => {
         webhookLeaseMs: 10000,
         ledgerRetentionMs: undefined,
         brokerAllowedHosts: undefined,
+        otelSdkDisabled: false,
         otelTracesExporter: undefined,
         otelEndpoint: undefined,
         otelTracesEndpoint: undefined,
@@ -187,6 +189,9 @@ describe('loadConfig', () => {
     assert.equal(tracingEnabled(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })), true)
     assert.equal(tracingEnabled(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://collector/v1/traces' })), true)
     assert.equal(tracingEnabled(loadConfig({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })), false)
+    const endpoint = { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }
+    assert.equal(tracingEnabled(loadConfig({ ...endpoint, OTEL_SDK_DISABLED: 'true' })), false)
+    assert.equal(tracingEnabled(loadConfig({ ...endpoint, OTEL_SDK_DISABLED: 'false' })), true)
     const config = loadConfig({ OTEL_RESOURCE_ATTRIBUTES: 'service.name=a%2Cb, team = ops%3Dnight', OTEL_TRACES_SAMPLER_ARG: '0.25' })
     assert.deepEqual(config.otelResourceAttributes, { 'service.name': 'a,b', team: 'ops=night' })
     assert.equal(config.otelSamplerRatio, 0.25)

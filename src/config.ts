@@ -532,7 +532,7 @@ const VARIABLES: Record<string, Variable> = {
 export class ConfigError extends Error {}
 
 /** The variables whose values may hold a password: never printed as they are. */
-const SECRET_URLS = new Set(['DATABASE_URL', 'REDIS_URL'])
+const SECRET_URLS = new Set(['DATABASE_URL', 'REDIS_URL', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'])
 /** The variables that are secrets whole: never printed at all. */
 const SECRETS = new Set(['METRICS_TOKEN'])
 

@@ -413,6 +413,14 @@ describe('loadConfig: secrets never appear in its messages', () => {
     }
   })
 
+  test('When an OTLP endpoint is invalid and holds a password, then the refusal names the variable with the password masked', () => {
+    for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) {
+      const { message } = refusal({ [name]: 'https://u:topsecret@collector:4318/v1 traces' })
+      assert.match(message, new RegExp(`^${name}="https://u:\\*\\*\\*@collector:4318/v1 traces" is invalid: expected `))
+      assert.ok(!message.includes('topsecret'), message)
+    }
+  })
+
   test('When METRICS_TOKEN is invalid, then the refusal names METRICS_TOKEN without any of its text', () => {
     for (const value of ['tooShort-s3cret', 'has a space inside it 0123456789', `${'x'.repeat(16)}é`, 'y'.repeat(257)]) {
       const { message } = refusal({ METRICS_TOKEN: value })

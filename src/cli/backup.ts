@@ -1,8 +1,7 @@
-import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from '../config.js'
 import { parseInt64 } from '../int64.js'
 import { backupSqlite, restoreSqlite } from '../storage/sqlite/backup.js'
-import { type CliIo, say, UsageError } from './io.js'
+import { type CliIo, parseCommand, say, UsageError } from './io.js'
 import { bumpedLine } from './ledger.js'
 
 /** The default jump of a restore: far more seqs than a store gives out between two backups. */
@@ -26,7 +25,7 @@ function sqlitePath(io: CliIo, command: string, instead: string): string {
  * PRAGMA integrity_check and is in place, synced.
  */
 export async function backupCommand(args: string[], io: CliIo): Promise<void> {
-  const { values, positionals } = parseArgs({ args, options: { force: { type: 'boolean' } }, allowPositionals: true })
+  const { values, positionals } = parseCommand('backup', args, { force: { type: 'boolean' } }, 1)
   if (positionals.length !== 1) throw new UsageError('backup: use backup FILE [--force]')
   const file = positionals[0]!
   const source = sqlitePath(io, 'backup', 'back it up with pg_basebackup (with WAL archiving, for point-in-time recovery) or pg_dump')
@@ -44,7 +43,7 @@ export async function backupCommand(args: string[], io: CliIo): Promise<void> {
  * check, or when its schema is newer than this build's.
  */
 export async function restoreCommand(args: string[], io: CliIo): Promise<void> {
-  const { values, positionals } = parseArgs({ args, options: { 'bump-seq': { type: 'string' } }, allowPositionals: true })
+  const { values, positionals } = parseCommand('restore', args, { 'bump-seq': { type: 'string' } }, 1)
   const bump = values['bump-seq'] === undefined ? DEFAULT_BUMP : parseInt64(values['bump-seq'])
   if (positionals.length !== 1 || bump === undefined || bump < 1n)
     throw new UsageError('restore: use restore FILE [--bump-seq N], N a whole number from 1 (default 1000000000)')

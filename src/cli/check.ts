@@ -1,5 +1,5 @@
 import { INVARIANTS, type Violation } from '../storage/invariants.js'
-import { type CliIo, escapeCell, say, UsageError, withStorage } from './io.js'
+import { type CliIo, escapeCell, parseCommand, say, withStorage } from './io.js'
 
 /** A violation as one line on stdout: invariant, ids (name=value), finding, tab-separated. */
 const violationLine = (v: Violation) =>
@@ -16,7 +16,7 @@ export class ViolationsFound extends Error {}
  * found; exit 0 when all hold, 1 otherwise.
  */
 export async function checkCommand(args: string[], io: CliIo): Promise<void> {
-  if (args.length > 0) throw new UsageError('check: use check (no arguments; DATABASE_URL names the database)')
+  parseCommand('check', args, {}, 0)
   const started = performance.now()
   const found = new Map<string, number>()
   const counts = await withStorage(io, (storage) =>

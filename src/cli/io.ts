@@ -1,3 +1,4 @@
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util'
 import { loadConfig } from '../config.js'
 import { openStorage } from '../storage/open-storage.js'
 import type { Storage } from '../storage/ports.js'
@@ -14,6 +15,67 @@ export interface CliIo {
 
 /** A command line that does not fit the command: exit 2 with the usage. */
 export class UsageError extends Error {}
+
+/*
+ * The one wording of a refused command line: its first line names what was refused and the command
+ * that refused it ('keys list' for `petstore keys list`, '' for `petstore` itself); the usage follows.
+ */
+const petstore = (command: string) => `'petstore${command ? ` ${command}` : ''}'`
+export const unknownOption = (command: string, option: string) => new UsageError(`Unknown option '${option}' for ${petstore(command)}`)
+export const unexpectedArgument = (command: string, argument: string) =>
+  new UsageError(`Unexpected argument '${argument}' for ${petstore(command)}`)
+export const unknownCommand = (command: string, name: string) => new UsageError(`Unknown command '${name}' for ${petstore(command)}`)
+
+/**
+ * A command's arguments, parsed strictly (node:util parseArgs): an option not in `options` and a
+ * positional argument past the first `positionals` are refused, naming them. Too few positionals are
+ * the command's to refuse: its usage says which it needs. The tokens say where each came from in `args`.
+ */
+export function parseCommand<const O extends ParseArgsOptionsConfig>(command: string, args: string[], options: O, positionals: number) {
+  const config = { args, options, allowPositionals: true, strict: true, tokens: true } as const
+  let parsed: ReturnType<typeof parseArgs<typeof config>>
+  try {
+    parsed = parseArgs(config)
+  } catch (error) {
+    // parseArgs names the option, but not the command, and with advice about positionals that misleads here.
+    if ((error as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      const unknown = unknownOptions(args, options)[0]
+      if (unknown !== undefined) throw unknownOption(command, unknown)
+    }
+    throw error
+  }
+  const extra = parsed.positionals[positionals]
+  if (extra !== undefined) throw unexpectedArgument(command, extra)
+  return parsed
+}
+
+/** The options in `args` that are not in `options`, as written ('--bogus', '-x'). */
+function unknownOptions(args: string[], options: ParseArgsOptionsConfig): string[] {
+  const { tokens } = parseArgs({ args, options, allowPositionals: true, strict: false, tokens: true })
+  return tokens.flatMap((token) => (token.kind === 'option' && !Object.hasOwn(options, token.name) ? [token.rawName] : []))
+}
+
+/**
+ * A command of subcommands (`petstore keys list`): its subcommand is the first positional argument,
+ * wherever the options stand, and `args` without it are that subcommand's to parse (parseCommand).
+ * A subcommand not in `subcommands` is refused naming it; none at all is refused with `usage`.
+ */
+export function parseSubcommand<S extends string>(
+  command: string,
+  args: string[],
+  subcommands: Record<S, ParseArgsOptionsConfig>,
+  usage: string,
+): { sub: S; args: string[] } {
+  const options: ParseArgsOptionsConfig = Object.assign({}, ...Object.values<ParseArgsOptionsConfig>(subcommands))
+  const { tokens } = parseArgs({ args, options, allowPositionals: true, strict: false, tokens: true })
+  const first = tokens.find((token) => token.kind === 'positional')
+  if (first === undefined) {
+    const unknown = unknownOptions(args, options)[0]
+    throw unknown === undefined ? new UsageError(usage) : unknownOption(command, unknown)
+  }
+  if (!Object.hasOwn(subcommands, first.value)) throw unknownCommand(command, first.value)
+  return { sub: first.value as S, args: args.filter((_, i) => i !== first.index) }
+}
 
 /** A line for people, on stderr: stdout carries only what a script reads (a token, a table, JSON). */
 export const say = (io: CliIo, line: string) => io.stderr.write(`${line}\n`)

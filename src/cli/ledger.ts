@@ -2,17 +2,18 @@ import { once } from 'node:events'
 import { createWriteStream } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { finished } from 'node:stream/promises'
-import { parseArgs } from 'node:util'
 import { parseRfc3339 } from '../config.js'
 import { InvalidInputError } from '../errors.js'
 import type { LedgerJump } from '../domain.js'
 import { changeJson } from '../inventory/inventory.json.js'
 import { parseInt64 } from '../int64.js'
-import { type CliIo, say, UsageError, withStorage } from './io.js'
+import { type CliIo, parseCommand, parseSubcommand, say, UsageError, withStorage } from './io.js'
 
 const USAGE =
   'ledger: use ledger export --before DATE FILE, DATE an RFC 3339 date-time, FILE a file that does not exist yet; ' +
   'or ledger bump-seq N, N a whole number from 1'
+/** Each subcommand's options. */
+const OPTIONS = { export: { before: { type: 'string' } }, 'bump-seq': {} } as const
 /** Rows read per step: bounded memory whatever the ledger's size. */
 const PAGE_ROWS = 1000
 
@@ -21,18 +22,20 @@ const PAGE_ROWS = 1000
  * each (the feed's row), in seq order, into FILE, which must not exist yet. What it writes is what
  * retention removes with DATE as its cutoff: the oldest rows, up to the first one not before DATE.
  */
-export async function ledgerCommand(args: string[], io: CliIo): Promise<void> {
-  const { values, positionals } = parseArgs({ args, options: { before: { type: 'string' } }, allowPositionals: true })
-  const [sub, file, extra] = positionals
+export async function ledgerCommand(argv: string[], io: CliIo): Promise<void> {
+  const { sub, args } = parseSubcommand('ledger', argv, OPTIONS, USAGE)
   if (sub === 'bump-seq') {
-    const by = file === undefined ? undefined : parseInt64(file)
-    if (by === undefined || by < 1n || extra !== undefined || values.before !== undefined) throw new UsageError(USAGE)
+    const [n] = parseCommand('ledger bump-seq', args, OPTIONS['bump-seq'], 1).positionals
+    const by = n === undefined ? undefined : parseInt64(n)
+    if (by === undefined || by < 1n) throw new UsageError(USAGE)
     const jump = await withStorage(io, (storage) => storage.bumpSeq(by))
     say(io, bumpedLine(jump))
     return
   }
+  const { values, positionals } = parseCommand('ledger export', args, OPTIONS.export, 1)
+  const [file] = positionals
   const before = values.before === undefined ? undefined : parseRfc3339(values.before)
-  if (sub !== 'export' || file === undefined || extra !== undefined || before === undefined) throw new UsageError(USAGE)
+  if (file === undefined || before === undefined) throw new UsageError(USAGE)
   const cutoff = before.toISOString()
   const { rows, first, last } = await withStorage(io, async (storage) => {
     // 'wx': an existing file is refused, never overwritten (an earlier archive stays whole).

@@ -1,15 +1,14 @@
-import { parseArgs } from 'node:util'
 import { changeJson } from '../inventory/inventory.json.js'
 import { InventoryService } from '../inventory/inventory.service.js'
 import { parseInt64 } from '../int64.js'
 import { MAX_PAGE_SIZE } from '../paging.js'
 import { deprecatedCallsJson } from '../pets/pet.json.js'
 import { PetsService } from '../pets/pets.service.js'
-import { type CliIo, escapeCell, table, UsageError, withStorage } from './io.js'
+import { type CliIo, escapeCell, parseCommand, table, UsageError, unexpectedArgument, withStorage } from './io.js'
 
 /** `petstore deprecations [--json]`: calls of the deprecated pet lookup per key. */
 export async function deprecationsCommand(args: string[], io: CliIo): Promise<void> {
-  const { values } = parseArgs({ args, options: { json: { type: 'boolean' } } })
+  const { values } = parseCommand('deprecations', args, { json: { type: 'boolean' } }, 0)
   const rows = await withStorage(io, (storage) => new PetsService(storage).deprecatedCalls())
   if (values.json) {
     io.stdout.write(`${JSON.stringify(rows.map(deprecatedCallsJson))}\n`)
@@ -25,14 +24,23 @@ export async function deprecationsCommand(args: string[], io: CliIo): Promise<vo
 
 /** `petstore history PETID [--limit N] [--json]`: one pet's stock changes, newest first. */
 export async function historyCommand(args: string[], io: CliIo): Promise<void> {
-  // A negative petId is an argument, not an option: parseArgs would read -5 as a flag.
-  const negative = args.filter((a, i) => /^-\d+$/.test(a) && args[i - 1] !== '--limit')
-  const { values, positionals } = parseArgs({
-    args: args.filter((a) => !negative.includes(a)),
-    options: { limit: { type: 'string' }, json: { type: 'boolean' } },
-    allowPositionals: true,
-  })
-  positionals.push(...negative)
+  // A negative petId is an argument, not an option: parseArgs would read -5 as a flag. The arguments'
+  // places in `args` keep their order, so that the one refused is the one past the first.
+  const negative = (a: string, i: number) => /^-\d+$/.test(a) && args[i - 1] !== '--limit'
+  const kept = args.flatMap((a, i) => (negative(a, i) ? [] : [i]))
+  const { values, tokens } = parseCommand(
+    'history',
+    kept.map((i) => args[i]!),
+    { limit: { type: 'string' }, json: { type: 'boolean' } },
+    Number.POSITIVE_INFINITY,
+  )
+  const positionals = [
+    ...args.flatMap((a, i) => (negative(a, i) ? [{ at: i, value: a }] : [])),
+    ...tokens.flatMap((t) => (t.kind === 'positional' ? [{ at: kept[t.index]!, value: t.value }] : [])),
+  ]
+    .sort((a, b) => a.at - b.at)
+    .map((p) => p.value)
+  if (positionals.length > 1) throw unexpectedArgument('history', positionals[1]!)
   const petId = positionals.length === 1 ? parseInt64(positionals[0]!) : undefined
   const limit = Number(values.limit === undefined ? 50n : (parseInt64(values.limit) ?? 0n))
   if (petId === undefined || limit < 1 || limit > MAX_PAGE_SIZE) {

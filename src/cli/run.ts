@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util'
 import { ConfigError, describeVariables, loadConfig, maskUrl, tracingEnabled } from '../config.js'
 import { SCOPES } from '../domain.js'
 import { DomainError } from '../errors.js'
@@ -6,7 +5,7 @@ import { StorageOpenError } from '../storage/open-storage.js'
 import { backupCommand, restoreCommand } from './backup.js'
 import { checkCommand, ViolationsFound } from './check.js'
 import { importCommand } from './import.js'
-import { type CliIo, say, UsageError, withStorage } from './io.js'
+import { type CliIo, parseCommand, say, UsageError, unknownCommand, unknownOption, withStorage } from './io.js'
 import { keysCommand } from './keys.js'
 import { ledgerCommand } from './ledger.js'
 import { deprecationsCommand, historyCommand } from './reports.js'
@@ -62,13 +61,14 @@ async function command(argv: string[], io: CliIo): Promise<void> {
   const [name, ...args] = argv
   switch (name) {
     case 'serve': {
-      const { values } = parseArgs({ args, options: { workers: { type: 'string' } } })
+      const { values } = parseCommand('serve', args, { workers: { type: 'string' } }, 0)
       const env = values.workers === undefined ? io.env : { ...io.env, WORKERS: values.workers }
       const { serve } = await import('../server.js')
       await serve(loadConfig(env))
       return
     }
     case 'migrate': {
+      parseCommand('migrate', args, {}, 0)
       const applied = await withStorage(io, async (storage) => storage.migrationsApplied)
       say(io, applied.length ? `Applied migrations: ${applied.join(', ')}` : 'The database is up to date.')
       return
@@ -95,10 +95,11 @@ async function command(argv: string[], io: CliIo): Promise<void> {
     case 'help':
     case '--help':
     case '-h':
+      if (name !== undefined) parseCommand(name, args, {}, 0)
       io.stdout.write(USAGE)
       return
     default:
-      throw new UsageError(`Unknown command '${name}'`)
+      throw /^-./.test(name) ? unknownOption('', name) : unknownCommand('', name)
   }
 }
 

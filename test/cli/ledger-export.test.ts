@@ -58,12 +58,16 @@ for (const backend of BACKENDS) {
         ['ledger', 'export', 'x.ndjson'],
         ['ledger', 'export', '--before', 'yesterday', 'x.ndjson'],
         ['ledger', 'export', '--before', '2026-01-01T00:00:00Z'],
-        ['ledger', 'import', '--before', '2026-01-01T00:00:00Z', 'x.ndjson'],
       ]) {
         const res = await suite.server.cli(args)
         assert.equal(res.code, 2, args.join(' '))
         assert.match(res.stderr, /^ledger: use ledger export --before DATE FILE/)
       }
+      // An unknown subcommand is named first (issue 49); the usage follows.
+      const res = await suite.server.cli(['ledger', 'import', '--before', '2026-01-01T00:00:00Z', 'x.ndjson'])
+      assert.equal(res.code, 2)
+      assert.match(res.stderr, /^Unknown command 'import' for 'petstore ledger'\n/)
+      assert.match(res.stderr, /Usage: petstore/)
     })
   })
 }

@@ -221,7 +221,8 @@ for (const backend of BACKENDS) {
       const database = await resources.database(backend)
       const result = await runCli(['check', 'now'], { DATABASE_URL: database.url })
       assert.equal(result.code, 2)
-      assert.match(result.stderr, /check: use check \(no arguments/)
+      assert.match(result.stderr, /^Unexpected argument 'now' for 'petstore check'\n/)
+      assert.match(result.stderr, /Usage: petstore/)
     })
   })
 }

@@ -86,6 +86,8 @@ export interface Config {
   otelSampler: (typeof OTEL_SAMPLERS)[number]
   /** OTEL_TRACES_SAMPLER_ARG: the ratio of the traceidratio samplers (default 1). */
   otelSamplerRatio: number
+  /** OTEL_LOG_LEVEL (any case): the level of the OpenTelemetry SDK's own diagnostics (default INFO). */
+  otelLogLevel: (typeof OTEL_LOG_LEVELS)[number]
 }
 
 /** The OTLP transports this service exports traces over (gRPC is not one: it would need its own stack). */
@@ -99,6 +101,9 @@ export const OTEL_SAMPLERS = [
   'parentbased_always_off',
   'parentbased_traceidratio',
 ] as const
+
+/** OTEL_LOG_LEVEL's values, as the OpenTelemetry specification names them (read in any case). */
+export const OTEL_LOG_LEVELS = ['NONE', 'ERROR', 'WARN', 'INFO', 'DEBUG', 'VERBOSE', 'ALL'] as const
 
 /**
  * Tracing is on when OTEL_TRACES_EXPORTER is `otlp`, or an OTLP endpoint is set and the exporter is
@@ -520,6 +525,13 @@ const VARIABLES: Record<string, Variable> = {
     allowed: 'a number from 0 to 1: the share of traces the traceidratio samplers keep',
     schema: Type.Number({ minimum: 0, maximum: 1 }),
     default: () => '1',
+  },
+  OTEL_LOG_LEVEL: {
+    key: 'otelLogLevel',
+    allowed: `${OTEL_LOG_LEVELS.slice(0, -1).join(', ')} or ALL, in any case: how much of the OpenTelemetry SDK's own diagnostics is logged (default INFO)`,
+    schema: Type.String(),
+    convert: (text: string) => OTEL_LOG_LEVELS.find((level) => level === text.toUpperCase()),
+    default: () => 'INFO',
   },
   DEPRECATED_CALLS_FLUSH_MS: {
     key: 'deprecatedCallsFlushMs',

@@ -1,5 +1,6 @@
 import { context, SpanStatusCode, trace } from '@opentelemetry/api'
 import { ATTR_ERROR_TYPE } from '@opentelemetry/semantic-conventions'
+import pino from 'pino'
 import type { Config } from '../config.js'
 import { registerTracerProvider, TRACER_NAME } from './provider.js'
 
@@ -11,7 +12,10 @@ const FLUSH_MS = 2000
  * exported before the process exits. Loaded only with tracing on (cli/run.ts).
  */
 export async function traceCommand(config: Config, name: string, run: () => Promise<void>): Promise<void> {
-  const provider = registerTracerProvider(config)
+  // Tracing's own lines (the exporter failing, the SDK's diagnostics) as the service's are, JSON at
+  // LOG_LEVEL, on stderr: stdout is the command's.
+  const log = pino({ level: config.logLevel }, pino.destination({ dest: 2, sync: true }))
+  const provider = registerTracerProvider(config, undefined, log)
   const span = trace.getTracer(TRACER_NAME).startSpan(`petstore ${name}`, { attributes: { 'petstore.command': name } })
   try {
     await context.with(trace.setSpan(context.active(), span), run)

@@ -15,6 +15,7 @@ import {
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions'
 import type { Config } from '../config.js'
 import { useTracer } from '../spans.js'
+import { ExportWatch, type Log, logDiagnostics, tracesEndpoint, UNLOGGED } from './diagnostics.js'
 
 /** Where the spans the processor finished with are counted (the metrics, when METRICS_PORT is set). */
 export interface SpanObserver {
@@ -57,16 +58,22 @@ export const TRACER_NAME = 'petstore'
  * checks them): one tracer provider for the process, made the global one (with the W3C trace-context
  * propagator and an AsyncLocalStorage context), its spans batched (a bounded queue: past it spans
  * are dropped, never held) to an OTLP exporter over HTTP, which reads its endpoint, headers and
- * timeout from the OTEL_EXPORTER_OTLP_* variables itself. Only ever imported with tracing on.
+ * timeout from the OTEL_EXPORTER_OTLP_* variables itself. The SDK's own diagnostics, at
+ * OTEL_LOG_LEVEL, and the exporter's failing and recovering (diagnostics.ts) are lines of `log`
+ * (none without one).
+ * Only ever imported with tracing on.
  */
-export function registerTracerProvider(config: Config, observer?: SpanObserver): NodeTracerProvider {
+export function registerTracerProvider(config: Config, observer?: SpanObserver, log: Log = UNLOGGED): NodeTracerProvider {
+  // First: the exporter's own warnings about its configuration are diagnostics too.
+  const watch = new ExportWatch(tracesEndpoint(config), log)
+  logDiagnostics(config.otelLogLevel, log, watch)
   const attributes: Attributes = { ...config.otelResourceAttributes }
   attributes[ATTR_SERVICE_NAME] = config.otelServiceName ?? attributes[ATTR_SERVICE_NAME] ?? 'petstore'
   // Each process (an instance, a worker of --workers N, a CLI command) is one instance of the
   // service, as the resource conventions say, unless the operator named it; and its pid.
   attributes['service.instance.id'] ??= randomUUID()
   attributes['process.pid'] = process.pid
-  const exporter = config.otelProtocol === 'http/json' ? new JsonExporter() : new ProtobufExporter()
+  const exporter = watch.wrap(config.otelProtocol === 'http/json' ? new JsonExporter() : new ProtobufExporter())
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes(attributes),
     sampler: samplerOf(config),

@@ -1,10 +1,11 @@
 import { FastifyOtelInstrumentation } from '@fastify/otel'
 import { type Span, SpanStatusCode } from '@opentelemetry/api'
-import { ATTR_ERROR_TYPE, ATTR_SERVER_PORT, ATTR_URL_PATH } from '@opentelemetry/semantic-conventions'
+import { ATTR_ERROR_TYPE, ATTR_SERVER_PORT, ATTR_URL_PATH, ATTR_URL_SCHEME } from '@opentelemetry/semantic-conventions'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../config.js'
 import { routeOf } from '../http/route-of.js'
+import { TracingLog } from './diagnostics.js'
 import { registerTracerProvider, type SpanObserver } from './provider.js'
 import type { RequestTracing } from './request-tracing.js'
 
@@ -23,7 +24,9 @@ const spans = new WeakMap<FastifyRequest, Span>()
  * none of these modules is imported.
  */
 export function startTracing(config: Config, observer?: SpanObserver): Tracing {
-  const provider = registerTracerProvider(config, observer)
+  // The service's logger comes with the application, after the provider: its lines wait for it (the plugin's).
+  const log = new TracingLog()
+  const provider = registerTracerProvider(config, observer, log)
 
   const instrumentation = new FastifyOtelInstrumentation({
     // One SERVER span per request: no span per hook or handler (each would cost every request).
@@ -42,6 +45,8 @@ export function startTracing(config: Config, observer?: SpanObserver): Tracing {
       if (query !== -1) span.setAttribute(ATTR_URL_PATH, request.url.slice(0, query))
       const port = request.socket.localPort
       if (port !== undefined) span.setAttribute(ATTR_SERVER_PORT, port)
+      // Required on a SERVER span: the scheme the client used (a trusted proxy's X-Forwarded-Proto, as TRUST_PROXY says).
+      span.setAttribute(ATTR_URL_SCHEME, (request as FastifyRequest).protocol)
       spans.set(request as FastifyRequest, span)
     },
   })
@@ -49,7 +54,19 @@ export function startTracing(config: Config, observer?: SpanObserver): Tracing {
 
   const plugin = fp(
     async (app) => {
+      log.to(app.log)
       await app.register(instrumentation.plugin())
+      // @fastify/otel appends to each route's onError a hook (recordErrorInSpanHook) that makes the
+      // span an ERROR with the error's message, whatever status the error is answered with: a 4xx too,
+      // whose SERVER span the conventions leave unset (the client's error), and an ERROR cannot be set
+      // back to unset. It is taken off each route as the route is added (this hook runs right after
+      // @fastify/otel's own onRoute, which added it): the status is the onSend hook's below, from the
+      // status answered, never with a message.
+      app.addHook('onRoute', (route) => {
+        if (route.onError === undefined) return
+        const hooks = Array.isArray(route.onError) ? route.onError : [route.onError]
+        route.onError = hooks.filter((hook) => hook.name !== 'recordErrorInSpanHook')
+      })
       // Before the instrumentation's own onSend, which ends the span: a 5xx is an error of the server's
       // (the conventions leave a 4xx unset on a SERVER span: the client's).
       // A callback hook, not an async one: no promise per request.
@@ -57,7 +74,7 @@ export function startTracing(config: Config, observer?: SpanObserver): Tracing {
         const span = spans.get(request)
         if (span !== undefined && reply.statusCode >= 500) {
           span.setAttribute(ATTR_ERROR_TYPE, String(reply.statusCode))
-          // Without the error's message, which @fastify/otel's onError put there.
+          // Without the error's message (and @fastify/otel's onSend, after this one, sets none either).
           span.setStatus({ code: SpanStatusCode.ERROR })
         }
         done(null, payload)

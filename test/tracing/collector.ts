@@ -130,7 +130,8 @@ export class TestCollector {
 
   private constructor(private readonly server: Server) {}
 
-  static async start(): Promise<TestCollector> {
+  /** On `port` (a port of the test's choosing: a collector that comes back where the service exports), else one the kernel picks. */
+  static async start(port = 0): Promise<TestCollector> {
     const collector: TestCollector = new TestCollector(
       createServer((req, res) => {
         const chunks: Buffer[] = []
@@ -153,7 +154,7 @@ export class TestCollector {
         })
       }),
     )
-    await new Promise<void>((resolve) => collector.server.listen(0, '127.0.0.1', resolve))
+    await new Promise<void>((resolve) => collector.server.listen(port, '127.0.0.1', resolve))
     return collector
   }
 

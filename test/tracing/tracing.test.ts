@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { BACKENDS, createKey, runCli, seed, useResources } from '../support/helpers.js'
-import { scrape, startWithMetrics } from '../support/metrics-scrape.js'
+import { freePort, scrape, startWithMetrics } from '../support/metrics-scrape.js'
 import { BROKER_ENV, TestExchange, TestStream } from '../webhooks/brokers.js'
 import { Receiver, waitFor } from '../webhooks/receiver.js'
 import { TestCollector } from './collector.js'
@@ -101,7 +101,11 @@ for (const backend of BACKENDS) {
       assert.equal(patched.status, 200, patched.text)
       const missing = await server.request('GET', '/v1/inventory/999', { token })
       assert.equal(missing.status, 404)
-      const feed = await server.request('GET', '/v1/inventory/changes?after=0&limit=1', { token })
+      // A client's X-Forwarded-Proto, with no proxy trusted (TRUST_PROXY unset): not the request's scheme.
+      const feed = await server.request('GET', '/v1/inventory/changes?after=0&limit=1', {
+        token,
+        headers: { 'x-forwarded-proto': 'https' },
+      })
       assert.equal(feed.status, 200)
 
       const patch = await waitFor(
@@ -118,6 +122,7 @@ for (const backend of BACKENDS) {
       assert.equal(patch.attributes['url.path'], '/v1/inventory/7')
       assert.equal(patch.attributes['http.response.status_code'], 200)
       assert.equal(patch.attributes['server.port'], server.port)
+      assert.equal(patch.attributes['url.scheme'], 'http', 'url.scheme: Required on a SERVER span')
       assert.equal(patch.attributes['error.type'], undefined)
       assert.equal(patch.resource['service.name'], 'petstore')
       assert.equal(patch.resource['deployment.environment.name'], 'test')
@@ -190,6 +195,7 @@ for (const backend of BACKENDS) {
 
       const changes = await waitFor(() => collector.spans.find((s) => s.name === 'GET /v1/inventory/changes'), 10_000, 'the feed’s span')
       assert.equal(changes.attributes['url.path'], '/v1/inventory/changes', 'the path without its query')
+      assert.equal(changes.attributes['url.scheme'], 'http', 'an untrusted X-Forwarded-Proto changes nothing')
       assert.ok(!JSON.stringify(changes).includes('after='), 'no query anywhere in the span')
 
       const line = await server.waitForLog((l) => l.msg === 'request' && l.method === 'PATCH')
@@ -372,11 +378,186 @@ for (const backend of BACKENDS) {
       assert.equal(span.attributes['http.response.status_code'], 500)
       assert.equal(span.attributes['error.type'], '500')
       assert.equal(span.status?.code, 2, 'the span’s status is ERROR')
+      assert.equal(span.status.message, '', 'an ERROR status without the error’s message')
+      assert.deepEqual(span.events, [], 'no exception event')
       assert.ok(
         !JSON.stringify(span).includes('no such table') && !JSON.stringify(span).includes('does not exist'),
         'no internal message in the span',
       )
       await server.stop()
+    })
+
+    test('When a trusted proxy forwards a request with X-Forwarded-Proto https, then its SERVER span’s url.scheme is https', async () => {
+      const { collector, database, token } = await traced()
+      const server = await resources.server(database.url, {
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '50',
+        TRUST_PROXY: '127.0.0.1',
+      })
+      const res = await server.request('GET', '/v1/inventory/7', { token, headers: { 'x-forwarded-proto': 'https' } })
+      assert.equal(res.status, 200, res.text)
+      const span = await waitFor(() => collector.spans.find((s) => s.name === 'GET /v1/inventory/:petId'), 10_000, 'the GET’s span')
+      assert.equal(span.attributes['url.scheme'], 'https', 'the scheme the client used, as the trusted proxy says')
+      await server.stop()
+    })
+
+    test('When a route answers a 4xx (404, 409, 412, 400, 403, 429), then its SERVER span’s status stays unset, without error.type or any message; a 5xx stays an ERROR', async () => {
+      const { collector, database, token } = await traced()
+      const reader = await createKey(database.url, 'tracing-reader', ['inventory:read'])
+      // Six requests per key per window: the key's seventh is refused with a 429.
+      const server = await resources.server(database.url, {
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '50',
+        RATE_LIMIT_PER_KEY: '6',
+      })
+      /** Each request in a trace of its own (its caller's traceparent), so its SERVER span is found by the trace id. */
+      let traces = 0
+      const send = async (method: string, path: string, options: { token: string; body?: unknown; headers?: Record<string, string> }) => {
+        const traceId = (++traces).toString(16).padStart(32, 'a')
+        const headers = { ...options.headers, traceparent: `00-${traceId}-00f067aa0ba902b7-01` }
+        return { traceId, res: await server.request(method, path, { ...options, headers }) }
+      }
+      const cases: [status: number, route: string, sent: { traceId: string; res: { status: number; text: string } }][] = []
+      const expect = async (status: number, route: string, sent: ReturnType<typeof send>) => {
+        const done = await sent
+        assert.equal(done.res.status, status, `${route}: ${done.res.text}`)
+        cases.push([status, route, done])
+      }
+      // The token's first four requests: a pet no entry has, an order past the stock, an If-Match no
+      // entry matches, a body the schema refuses.
+      await expect(404, 'GET /v1/inventory/:petId', send('GET', '/v1/inventory/123456789', { token }))
+      await expect(409, 'POST /v1/store/orders', send('POST', '/v1/store/orders', { token, body: { petId: 7, quantity: 99 } }))
+      await expect(
+        412,
+        'PATCH /v1/inventory/:petId',
+        send('PATCH', '/v1/inventory/7', { token, body: { quantity: 1 }, headers: { 'if-match': '"nope"' } }),
+      )
+      await expect(400, 'PATCH /v1/inventory/:petId', send('PATCH', '/v1/inventory/7', { token, body: { quantity: 'many' } }))
+      // A key without inventory:write.
+      await expect(403, 'PATCH /v1/inventory/:petId', send('PATCH', '/v1/inventory/7', { token: reader, body: { quantity: 1 } }))
+      // No route at all (the not-found handler's 404).
+      await expect(404, 'GET', send('GET', '/v1/nowhere', { token: reader }))
+      // The token's fifth and sixth, answered; its seventh, past the limit.
+      assert.equal((await send('GET', '/v1/inventory', { token })).res.status, 200)
+      assert.equal((await send('GET', '/v1/inventory', { token })).res.status, 200)
+      await expect(429, 'GET /v1/inventory', send('GET', '/v1/inventory', { token }))
+
+      // Every answer's SERVER span, side by side with what the conventions ask of it: status UNSET (the
+      // client's error, not the server's), no error.type, no message, no exception event.
+      const seen = []
+      for (const [status, , { traceId }] of cases) {
+        const span = await waitFor(
+          () => collector.spans.find((s) => s.traceId === traceId && s.kind === SERVER),
+          10_000,
+          () => `the ${status}'s span (${collector.spans.map((s) => s.name).join(', ')})`,
+        )
+        const { name, attributes, status: spanStatus, events } = span
+        seen.push({ status, name, code: attributes['http.response.status_code'], spanStatus, errorType: attributes['error.type'], events })
+      }
+      assert.deepEqual(
+        seen,
+        cases.map(([status, route]) => ({
+          status,
+          name: route,
+          code: status,
+          spanStatus: { code: 0, message: '' },
+          errorType: undefined,
+          events: [],
+        })),
+      )
+
+      // A 5xx is the server's: ERROR, error.type, and still no message.
+      // A key of its own: the token is past its limit.
+      const orders = await createKey(database.url, 'tracing-orders', ['orders:read'])
+      await breakOrders(database.url)
+      const broken = await send('GET', '/v1/store/orders/1', { token: orders })
+      assert.equal(broken.res.status, 500, broken.res.text)
+      const span = await waitFor(
+        () => collector.spans.find((s) => s.traceId === broken.traceId && s.kind === SERVER),
+        10_000,
+        'the 500’s span',
+      )
+      assert.deepEqual(span.status, { code: 2, message: '' }, 'the 500: ERROR, without the error’s message')
+      assert.equal(span.attributes['error.type'], '500')
+
+      // Not one span of these traces carries a message: no status message, no exception event.
+      for (const s of collector.spans) {
+        assert.equal(s.status.message, '', `no status message on ${s.name}`)
+        assert.ok(!s.events.includes('exception'), `no exception event on ${s.name}`)
+      }
+      await server.stop()
+    })
+
+    test('When the collector is away, then one warn line names the endpoint (its password masked) and the cause, however many exports fail; when it is back, one info line says exports succeed again', async () => {
+      const database = await resources.database(backend)
+      const token = await createKey(database.url, 'tracing')
+      await seed(database.url, [{ petId: 7, quantity: 3, status: 'available' }])
+      // A port nothing listens on yet: every export is refused. A collector's URL may carry credentials.
+      const port = await freePort()
+      const { server, metricsUrl } = await startWithMetrics(resources, database.url, {
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://tracer:s3cret-pass@127.0.0.1:${port}`,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '50',
+        // Each export gives up at once (its retries' back-off is longer than this).
+        OTEL_EXPORTER_OTLP_TIMEOUT: '500',
+      })
+      const failedSpans = async () => (await scrape(metricsUrl)).value('petstore_trace_spans_total', { outcome: 'failed' }) ?? 0
+      const patch = async (quantity: number) =>
+        assert.equal((await server.request('PATCH', '/v1/inventory/7', { token, body: { quantity } })).status, 200)
+      // Three exports that fail, one after the other.
+      for (let round = 1; round <= 3; round++) {
+        const before = await failedSpans()
+        await patch(round)
+        await waitFor(async () => (await failedSpans()) > before, 10_000, `round ${round}'s export failing`)
+      }
+      const endpoint = `http://tracer:***@127.0.0.1:${port}/v1/traces`
+      const warnings = server.logs().filter((l) => Number(l.level) >= 40)
+      assert.equal(warnings.length, 1, `one line at warn or above: ${JSON.stringify(warnings)}`)
+      assert.equal(warnings[0]!.level, 40)
+      assert.equal(warnings[0]!.endpoint, endpoint)
+      assert.match(String(warnings[0]!.cause), /ECONNREFUSED/)
+
+      // The collector comes back where the service exports: the next export succeeds.
+      const collector = await TestCollector.start(port)
+      closing.push(collector)
+      await patch(10)
+      const back = await server.waitForLog((l) => l.level === 30 && l.endpoint === endpoint)
+      await waitFor(() => collector.spans.some((s) => s.name === 'PATCH /v1/inventory/:petId'), 10_000, 'the PATCH exported')
+      await patch(11)
+      await waitFor(
+        () => collector.spans.filter((s) => s.name === 'PATCH /v1/inventory/:petId').length === 2,
+        10_000,
+        'the second PATCH exported',
+      )
+      assert.equal(server.logs().filter((l) => l.endpoint === endpoint && l.level === 30).length, 1, 'one info line')
+      assert.ok(Number(back.failedExports) >= 3, `the failed exports counted: ${JSON.stringify(back)}`)
+      assert.equal(server.logs().filter((l) => Number(l.level) >= 40).length, 1, 'no other warning')
+      assert.ok(!server.stdoutLines.join('\n').includes('s3cret-pass'), 'no password in the logs')
+      await server.stop()
+      assert.ok(!server.stderr.includes('s3cret-pass'), 'no password on stderr')
+    })
+
+    test('When OTEL_LOG_LEVEL is debug (any case), then the SDK’s own diagnostics are log lines of the service; at the default, info, its debug ones are not', async () => {
+      const { collector, database, token } = await traced()
+      /** The SDK's lines at debug of a server with `env` that answered a PATCH and exported its spans. */
+      const diagnostics = async (service: string, env: Record<string, string>) => {
+        const server = await resources.server(database.url, {
+          OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+          OTEL_SERVICE_NAME: service,
+          OTEL_BSP_SCHEDULE_DELAY: '50',
+          LOG_LEVEL: 'debug',
+          ...env,
+        })
+        assert.equal((await server.request('PATCH', '/v1/inventory/7', { token, body: { quantity: 1 } })).status, 200)
+        await waitFor(() => collector.spans.some((s) => s.resource['service.name'] === service), 10_000, `${service}'s spans`)
+        await server.stop()
+        return server.logs().filter((l) => l.component === 'opentelemetry' && l.level === 20)
+      }
+      const debug = await diagnostics('petstore-debug', { OTEL_LOG_LEVEL: 'Debug' })
+      assert.ok(debug.length > 0, 'the SDK’s debug lines')
+      assert.deepEqual(await diagnostics('petstore-info', {}), [], 'none at the default level')
     })
 
     test('When tracing is on, then the CLI’s long commands (import, backup, check) are spans of their own, exported before the command exits', async () => {
@@ -510,6 +691,7 @@ describe('tracing configuration', () => {
       OTEL_TRACES_SAMPLER_ARG: '1.5',
       OTEL_RESOURCE_ATTRIBUTES: 'novalue',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318',
+      OTEL_LOG_LEVEL: 'loud',
     })
     assert.equal(result.code, 2, result.stderr)
     for (const name of [
@@ -519,6 +701,7 @@ describe('tracing configuration', () => {
       'OTEL_RESOURCE_ATTRIBUTES="novalue"',
       'OTEL_TRACES_SAMPLER="sometimes"',
       'OTEL_TRACES_SAMPLER_ARG="1.5"',
+      'OTEL_LOG_LEVEL="loud"',
     ])
       assert.match(result.stderr, new RegExp(`\\n${name} is invalid: expected `), name)
     assert.doesNotMatch(result.stdout, /listening/i)

@@ -178,6 +178,7 @@ describe('loadConfig', () => {
         otelResourceAttributes: {},
         otelSampler: 'parentbased_always_on',
         otelSamplerRatio: 1,
+        otelLogLevel: 'INFO',
       },
     )
   })

@@ -46,6 +46,7 @@ import { ApiKeyCreateSchema, ApiKeySchema, NewApiKeySchema, ScopeSchema } from '
 import { keysRoutes } from './keys/keys.routes.js'
 import { PET_LOOKUP_URL, petsRoutes } from './pets/pets.routes.js'
 import { PetsService } from './pets/pets.service.js'
+import { logFaultChange } from './storage/faults.js'
 import type { Storage } from './storage/ports.js'
 import { WebhookDelivery } from './webhooks/delivery.js'
 import { NewWebhookSchema, WebhookCreateSchema, WebhookSchema } from './webhooks/webhook.schema.js'
@@ -167,6 +168,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     app.log,
     metrics?.deliveryObserver,
   )
+  // The database's lasting faults (a full disk, read-only after a failover): a line when each begins and ends.
+  const faultLines = storage.faults.subscribe((change) => logFaultChange(app.log, change))
+  app.addHook('onClose', async () => {
+    faultLines()
+  })
   // LEDGER_RETENTION: the ledger's old rows removed in the background (none when it is unset).
   const pruner = config.ledgerRetentionMs === undefined ? undefined : new LedgerPruner(storage, config.ledgerRetentionMs, app.log)
   app.addHook('onReady', async () => {

@@ -119,10 +119,18 @@ export class PreconditionRequiredError extends DomainError {
  */
 export type UnavailableReason = 'draining' | 'overloaded' | 'database'
 
+/**
+ * What is wrong with the database, when the driver says (src/storage/faults.ts words each for an
+ * operator, and says which last until they are seen gone).
+ */
+export type DatabaseFault = 'disk_full' | 'read_only' | 'connection_limit' | 'terminated' | 'io_error' | 'cancelled'
+
 export class UnavailableError extends DomainError {
   constructor(
     message: string,
     readonly reason: UnavailableReason,
+    /** The database's fault behind a `database` refusal, when known; `lasting` when it holds until seen gone. */
+    readonly fault?: { cause: DatabaseFault; lasting: boolean },
   ) {
     super('service_unavailable', message)
   }

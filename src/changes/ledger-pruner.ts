@@ -1,4 +1,5 @@
 import type { LedgerRetention } from '../storage/ports.js'
+import { saidOnce } from '../storage/faults.js'
 
 /** Rows one transaction removes: about a millisecond of work, so no request waits long behind it. */
 export const PRUNE_BATCH_ROWS = 250
@@ -75,7 +76,8 @@ export class LedgerPruner {
         await sleep(Math.max(PRUNE_PAUSE_MIN_MS, (performance.now() - started) * PRUNE_PAUSE_FACTOR))
       }
     } catch (error) {
-      this.log.warn({ err: error }, 'removing old ledger rows failed; the next pass tries again')
+      // A lasting fault of the database is said once, by its own lines (storage/faults.ts).
+      if (!saidOnce(error)) this.log.warn({ err: error }, 'removing old ledger rows failed; the next pass tries again')
     }
     if (removed > 0) this.log.info({ removed }, 'ledger rows past LEDGER_RETENTION removed')
     return removed

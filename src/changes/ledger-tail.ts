@@ -1,6 +1,7 @@
 import type { InventoryChange } from '../domain.js'
 import { changeJson } from '../inventory/inventory.json.js'
 import type { LedgerReads, LedgerSignals } from '../storage/ports.js'
+import { saidOnce } from '../storage/faults.js'
 
 /** Ledger rows read per step while following: ~125 KB of events, so one step stalls nothing. */
 export const TAIL_READ_ROWS = 500
@@ -249,7 +250,7 @@ export class LedgerTail {
         if (rows.length < TAIL_READ_ROWS) break
       }
     } catch (error) {
-      this.log?.warn({ err: error }, 'reading the ledger for live changes failed; retrying')
+      if (!saidOnce(error)) this.log?.warn({ err: error }, 'reading the ledger for live changes failed; retrying')
       clearTimeout(this.retry)
       this.retry = setTimeout(() => this.wake(), RETRY_MS)
       this.retry.unref()

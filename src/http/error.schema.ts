@@ -84,7 +84,7 @@ export function errorResponses(...statuses: number[]) {
     429: 'A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds.',
     431: 'The request headers are larger than MAX_HEADER_BYTES (16 KiB by default); answered by the HTTP server before any route, and the connection is closed. Nothing was done.',
     500: 'Unexpected failure; the body says nothing about internals.',
-    503: 'The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given.',
+    503: 'The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given.',
   }
   const headers: Record<number, object> = {
     401: {
@@ -104,7 +104,9 @@ export function errorResponses(...statuses: number[]) {
       Allow: Type.String({ description: 'The methods the path serves.', examples: ['GET, HEAD, PATCH'] }),
     },
     503: {
-      'Retry-After': Type.Integer({ description: 'Seconds to wait before retrying; sent when the service refused the request for load.' }),
+      'Retry-After': Type.Integer({
+        description: 'Seconds to wait before retrying; sent when the service refused the request for load, or for the database.',
+      }),
     },
   }
   return Object.fromEntries(

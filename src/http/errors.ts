@@ -136,12 +136,19 @@ export function logRefusal(request: FastifyRequest, reason: UnavailableReason, d
   else request.log.warn(fields, 'request refused')
 }
 
+/** What a 503 of the database's tells a client to wait before retrying: about a probe and a half. */
+const DATABASE_RETRY_AFTER_SECONDS = 2
+
 /** Every error that reaches Fastify's error handler or its `frameworkErrors` hook leaves through here. */
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const { code, message, undocumented } = classify(error)
   if (undocumented) request.log.error({ err: error, status: undocumented }, 'an error carried a status with no error code')
-  else if (error instanceof UnavailableError) logRefusal(request, error.reason, error.message)
-  else if (ERROR_CODES[code] >= 500) request.log.error({ err: error }, 'request failed')
+  else if (error instanceof UnavailableError) {
+    if (error.reason === 'database') reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
+    // A lasting fault of the database has its own lines, when it begins and when it ends: a line per
+    // request refused meanwhile would be a flood saying the same (each request's own line has its 503).
+    if (error.fault?.lasting !== true) logRefusal(request, error.reason, error.message)
+  } else if (ERROR_CODES[code] >= 500) request.log.error({ err: error }, 'request failed')
   return sendError(reply, code, message, {
     tokenSent: error instanceof UnauthorizedError && error.tokenSent,
     scope: error instanceof InsufficientScopeError ? error.scope : undefined,

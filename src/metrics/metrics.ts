@@ -1,4 +1,6 @@
 import { Counter, Gauge, Histogram, collectDefaultMetrics, exponentialBuckets, register } from 'prom-client'
+import type { DatabaseFault } from '../errors.js'
+import { FAULTS } from '../storage/faults.js'
 import type { ConnectionUse, Storage, StorageObserver } from '../storage/ports.js'
 
 /** What a scrape answers: the text and its content type. */
@@ -18,6 +20,8 @@ export const registry = register
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
 const POOL_STATES = ['total', 'idle', 'waiting'] as const satisfies readonly (keyof ConnectionUse)[]
+
+const LASTING_FAULTS = (Object.keys(FAULTS) as DatabaseFault[]).filter((fault) => FAULTS[fault].lasting)
 
 /**
  * This process's metrics. Creating them registers them, and starts prom-client's default process
@@ -114,6 +118,15 @@ export class Metrics {
       collect() {
         const use = metrics.storage?.connections?.()
         if (use) for (const state of POOL_STATES) this.set({ state }, use[state])
+      },
+    })
+    new Gauge({
+      name: 'petstore_database_fault',
+      help: 'The database fault that holds now (1; 0 for the others): disk_full, read_only, connection_limit, terminated, io_error; from a statement meeting it until a probe write succeeds',
+      labelNames: ['cause'] as const,
+      collect() {
+        const current = metrics.storage?.faults.current
+        for (const cause of LASTING_FAULTS) this.set({ cause }, cause === current ? 1 : 0)
       },
     })
     collectDefaultMetrics({ register: registry })

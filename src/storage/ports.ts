@@ -1,3 +1,4 @@
+import type { DatabaseFaults } from './faults.js'
 import type {
   ChangeReason,
   DeprecatedCalls,
@@ -287,10 +288,12 @@ export interface KeyStore {
   revokeKey(nameOrId: string | number, at: string): Promise<ApiKey | undefined>
 }
 
-/** Whether the database answers, and how its connections are used. */
+/** Whether the database answers, whether it takes writes, and how its connections are used. */
 export interface Health {
   /** Resolves when the database answers; throws UnavailableError when it does not. */
   ping(): Promise<void>
+  /** The database's lasting fault (a full disk, read-only, ...), from when a statement meets it until a probe write succeeds. */
+  readonly faults: Pick<DatabaseFaults, 'current' | 'subscribe'>
   /** PostgreSQL: the pool's connections now (read by the metrics). */
   connections?(): ConnectionUse
 }

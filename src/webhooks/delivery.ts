@@ -12,6 +12,7 @@ import { brokerSpans, endBrokerSpans, endWebhookSpan, webhookSpan } from './deli
 import { webhookMessage } from './message.js'
 import { WebhookSender } from './send.js'
 import { sign, signingKey } from './signature.js'
+import { saidOnce } from '../storage/faults.js'
 
 /** Ledger rows a subscription reads per step: POSTed one by one, or published to a broker pipelined. */
 const READ_ROWS = 100
@@ -124,7 +125,8 @@ export class WebhookDelivery {
       // The tail (a LISTEN connection on PostgreSQL) only once there is something to deliver.
       if (held.length > 0) await this.tail.start()
     } catch (error) {
-      this.log.warn({ err: error }, 'webhook delivery could not renew its leases; retrying')
+      // A lasting fault of the database is said once, by its own lines (storage/faults.ts).
+      if (!saidOnce(error)) this.log.warn({ err: error }, 'webhook delivery could not renew its leases; retrying')
       return
     }
     if (this.stopped) return
@@ -275,14 +277,15 @@ class SubscriptionLoop {
         failures = 0
       } catch (error) {
         const wait = BACKOFF_MS[Math.min(failures++, BACKOFF_MS.length - 1)]!
-        this.log.warn({ err: error, webhook: this.state.id }, 'webhook delivery could not reach the database; retrying')
+        if (!saidOnce(error))
+          this.log.warn({ err: error, webhook: this.state.id }, 'webhook delivery could not reach the database; retrying')
         await sleep(wait, signal)
       }
     }
     // Stopping (gracefully): what was answered is recorded before the lease goes.
-    await this.record().catch((error: unknown) =>
-      this.log.warn({ err: error, webhook: this.state.id }, 'could not record the webhook cursor'),
-    )
+    await this.record().catch((error: unknown) => {
+      if (!saidOnce(error)) this.log.warn({ err: error, webhook: this.state.id }, 'could not record the webhook cursor')
+    })
   }
 
   /**

@@ -1,10 +1,9 @@
 // The backends the storage contract suites run against, and fresh storages on fresh databases for them.
 import { randomBytes } from 'node:crypto'
 import { after, afterEach, before, beforeEach } from 'node:test'
-import pg from 'pg'
 import { openStorage } from '../../src/storage/open-storage.js'
 import type { Storage, StorageObserver } from '../../src/storage/ports.js'
-import { POSTGRES_ADMIN_URL, postgresDatabase, postgresUnavailable, sqliteDatabase, type TestDatabase } from '../support/databases.js'
+import { postgresAdmin, postgresDatabase, postgresUnavailable, sqliteDatabase, type TestDatabase } from '../support/databases.js'
 
 export interface StorageBackend {
   name: 'sqlite' | 'postgres'
@@ -13,15 +12,7 @@ export interface StorageBackend {
 
 const postgresReason = await postgresUnavailable()
 
-async function admin<T>(body: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL })
-  await client.connect()
-  try {
-    return await body(client)
-  } finally {
-    await client.end()
-  }
-}
+const admin = postgresAdmin
 
 /** This process's migrated PostgreSQL database, copied for each fresh one: a copy is several times faster than creating and migrating. */
 let template: Promise<TestDatabase> | undefined

@@ -25,6 +25,17 @@ export function sqliteDatabase(): TestDatabase {
 /** The server the PostgreSQL runs use; each suite creates and drops its own database there. */
 export const POSTGRES_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
+/** Runs `body` on a connection of its own to the PostgreSQL server as its administrator, then ends it. */
+export async function postgresAdmin<T>(body: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL })
+  await client.connect()
+  try {
+    return await body(client)
+  } finally {
+    await client.end()
+  }
+}
+
 /** Why PostgreSQL cannot be used here, or undefined when it can. */
 export async function postgresUnavailable(): Promise<string | undefined> {
   const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 3000 })

@@ -987,10 +987,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given. */
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -1260,10 +1260,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given. */
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -1414,10 +1414,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given. */
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -1608,10 +1608,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given. */
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -1726,10 +1726,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given. */
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -1894,10 +1894,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given. */
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -2028,10 +2028,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given. */
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -2202,10 +2202,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given. */
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -2419,10 +2419,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given. */
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
                     "Retry-After"?: number;
                     /** @description When the operation was deprecated (RFC 9745): `@` and the Unix time in seconds, e.g. `@1767225600`. */
                     Deprecation?: string;
@@ -2519,10 +2519,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given. */
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -2613,10 +2613,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given. */
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -2761,10 +2761,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given. */
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -2841,10 +2841,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given. */
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -2975,10 +2975,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given. */
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -3107,10 +3107,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given. */
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -3201,10 +3201,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given. */
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -3349,10 +3349,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given. */
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -3483,10 +3483,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given. */
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -3615,10 +3615,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given. */
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -3749,10 +3749,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable, or the service is overloaded (too many requests in progress, or its event loop saturated); retry later, after Retry-After seconds when it is given. */
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying; sent when the service refused the request for load. */
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
                     "Retry-After"?: number;
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];

@@ -1,5 +1,6 @@
 import pg from 'pg'
-import { UnavailableError } from '../../errors.js'
+import { type DatabaseFault, UnavailableError } from '../../errors.js'
+import { DatabaseFaults, faultError } from '../faults.js'
 import type { ConnectionUse, StorageObserver } from '../ports.js'
 import { migratePostgres } from './migrate.js'
 
@@ -20,13 +21,32 @@ export interface PostgresOptions {
 // SQLSTATE classes that mean "the database is not reachable or not accepting work right now".
 const UNAVAILABLE_CLASSES = ['08', '53', '57']
 
+/** The SQLSTATEs that name a fault of the database (src/storage/faults.ts words each). */
+const FAULTS_BY_SQLSTATE: Readonly<Record<string, DatabaseFault>> = {
+  '25006': 'read_only', // read_only_sql_transaction: a standby, or default_transaction_read_only
+  '53100': 'disk_full',
+  '53300': 'connection_limit', // too_many_connections: the server's, a role's or a database's limit
+  '57P01': 'terminated', // admin_shutdown: pg_terminate_backend, or a fast shutdown
+  '57P02': 'terminated', // crash_shutdown
+  '57P03': 'terminated', // cannot_connect_now: the server starting or stopping
+  '57014': 'cancelled', // query_canceled: the statement timeout, or pg_cancel_backend
+}
+
 export const unavailable = () => new UnavailableError('The database is unavailable; retry shortly', 'database')
 
+/** The fault an error names, if any. */
+export function faultOf(error: unknown): DatabaseFault | undefined {
+  return error instanceof pg.DatabaseError && error.code !== undefined ? FAULTS_BY_SQLSTATE[error.code] : undefined
+}
+
 /**
- * Errors raised by the server about the statement itself keep their meaning; anything else from the
- * driver (refused, reset, timed out, terminated) means the database is unavailable: a 503.
+ * Errors raised by the server about the statement itself keep their meaning; a fault it names
+ * becomes that fault's 503; anything else from the driver (refused, reset, timed out) means the
+ * database is unavailable: a 503.
  */
 export function classify(error: unknown): unknown {
+  const fault = faultOf(error)
+  if (fault !== undefined) return faultError(fault)
   if (error instanceof pg.DatabaseError && !UNAVAILABLE_CLASSES.includes(error.code?.slice(0, 2) ?? '')) return error
   return unavailable()
 }
@@ -67,7 +87,18 @@ function lent(client: pg.PoolClient): pg.PoolClient {
   return client
 }
 
+/** A pooled connection, marked with the pool's era when it was opened (see PostgresConnection.era). */
+type EraClient = pg.PoolClient & { era?: number }
+
 export class PostgresConnection {
+  /** The database's lasting fault, if one holds, seen by every statement and connection of the pool. */
+  readonly faults = new DatabaseFaults(() => this.probe())
+  /**
+   * Moves on when a lasting fault ends: a connection opened before (during a read-only spell, say,
+   * whose sessions stay read-only for their life) is closed at its next checkout instead of used.
+   */
+  private era = 0
+
   private constructor(
     private readonly pool: pg.Pool,
     readonly migrationsApplied: string[],
@@ -101,7 +132,7 @@ export class PostgresConnection {
     })
     // An idle connection dropped by the server emits here; without a listener it would crash the process.
     pool.on('error', () => {})
-    return new PostgresConnection(
+    const connection = new PostgresConnection(
       pool,
       migrationsApplied,
       options.timeoutMs,
@@ -110,6 +141,13 @@ export class PostgresConnection {
       options.observer,
       url,
     )
+    pool.on('connect', (client: EraClient) => {
+      client.era = connection.era
+    })
+    connection.faults.subscribe((change) => {
+      if (change.fault === undefined) connection.era++
+    })
+    return connection
   }
 
   /** One statement on a pooled connection, bounded as a whole (connecting included) by timeoutMs. */
@@ -140,10 +178,12 @@ export class PostgresConnection {
         if (text === 'COMMIT') inTransaction = false
         return rows
       } catch (error) {
-        const classified = classify(error)
-        // A driver failure, or the server ending the session (57P01 when an administrator terminates
-        // it or the server shuts down, and the other unavailable classes): the connection is not
-        // reused. The server's other refusals (a constraint, a lock timeout) leave it sound.
+        const classified = this.classify(error)
+        // A driver failure, the server ending the session (57P01 when an administrator terminates it
+        // or the server shuts down, and the other unavailable classes), or a session that answered
+        // read-only (a standby, or an old primary after a failover: the next connection may reach the
+        // new one behind the same address): the connection is not reused. The server's other
+        // refusals (a constraint, a lock timeout) leave it sound.
         if (!(error instanceof pg.DatabaseError) || classified instanceof UnavailableError) broken = error as Error
         throw classified
       } finally {
@@ -167,19 +207,27 @@ export class PostgresConnection {
 
   /** A pooled connection, or 503 at the deadline (a connection that arrives later goes back to the pool). */
   async connect(deadline: number): Promise<pg.PoolClient> {
-    const pending = this.pool.connect()
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(unavailable()), Math.max(0, Math.min(deadline - Date.now(), this.timeoutMs)))
     })
     try {
-      return lent(await Promise.race([pending, timeout]))
-    } catch (error) {
-      pending.then(
-        (client) => client.release(),
-        () => {},
-      )
-      throw classify(error)
+      for (;;) {
+        const pending = this.pool.connect()
+        let client: EraClient
+        try {
+          client = (await Promise.race([pending, timeout])) as EraClient
+        } catch (error) {
+          pending.then(
+            (late) => late.release(),
+            () => {},
+          )
+          throw this.classify(error)
+        }
+        // Opened before the last fault ended: closed, and another taken (opened since).
+        if (client.era === undefined || client.era === this.era) return lent(client)
+        client.release(true)
+      }
     } finally {
       clearTimeout(timer)
     }
@@ -202,6 +250,23 @@ export class PostgresConnection {
     )
   }
 
+  /** classify(), and a fault it names becomes the state the probe watches. */
+  classify(error: unknown): unknown {
+    const fault = faultOf(error)
+    if (fault !== undefined) this.faults.seen(fault)
+    return classify(error)
+  }
+
+  /** Whether writes succeed again: one real write of the probe's row. Resolves with the lasting fault still found, or undefined. */
+  private async probe(): Promise<DatabaseFault | undefined> {
+    try {
+      await this.transaction(Date.now() + this.timeoutMs, (run) => run('UPDATE database_probe SET probed_at = now() WHERE id = 1'))
+      return undefined
+    } catch (error) {
+      return error instanceof UnavailableError && error.fault?.lasting ? error.fault.cause : this.faults.current
+    }
+  }
+
   connections(): ConnectionUse {
     return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount }
   }
@@ -212,6 +277,7 @@ export class PostgresConnection {
 
   /** Ends the pool; the caller has drained its writes first. */
   async close(): Promise<void> {
+    this.faults.stop()
     await this.pool.end()
   }
 }

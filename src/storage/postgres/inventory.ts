@@ -4,7 +4,7 @@ import { type InventoryItem, PET_STATUSES, type PetStatus } from '../../domain.j
 import { UnavailableError } from '../../errors.js'
 import { LIST_ENTRY_JSON } from '../list-entry-json.js'
 import type { InventoryQuery, InventoryReads, Versions } from '../ports.js'
-import { classify, type PostgresConnection, unavailable } from './connection.js'
+import { type PostgresConnection, unavailable } from './connection.js'
 import { type ItemRow, toItem } from './rows.js'
 
 /** Replaces, in place, the newline ending each COPY row with the comma between entries; returns how many. */
@@ -86,7 +86,7 @@ export function postgresInventory(db: PostgresConnection): InventoryReads {
       } catch (error) {
         failed = error
         if (pieceFailed) throw error
-        throw error instanceof UnavailableError ? error : classify(error)
+        throw error instanceof UnavailableError ? error : db.classify(error)
       } finally {
         // A connection left mid-COPY, or hung, is destroyed, never reused.
         client.release(failed === undefined ? undefined : failed instanceof Error ? failed : new Error('listing failed'))

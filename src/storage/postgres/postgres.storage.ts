@@ -45,6 +45,7 @@ export const PostgresStorage = {
       ...postgresKeys(db),
       ...postgresCheck(db),
       ping: () => db.ping(),
+      faults: db.faults,
       connections: () => db.connections(),
       // Every write already submitted is answered before the pool ends.
       async close() {

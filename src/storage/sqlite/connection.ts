@@ -1,7 +1,9 @@
 import Database from 'better-sqlite3'
 import { closeSync, mkdirSync, openSync } from 'node:fs'
+import { statfs } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { UnavailableError } from '../../errors.js'
+import { type DatabaseFault, UnavailableError } from '../../errors.js'
+import { DatabaseFaults, faultError } from '../faults.js'
 import { migrateSqlite } from './migrate.js'
 
 export interface SqliteOptions {
@@ -12,6 +14,23 @@ export interface SqliteOptions {
 }
 
 const isBusy = (error: unknown) => error instanceof Database.SqliteError && error.code.startsWith('SQLITE_BUSY')
+
+/** SQLite's result codes that are a fault of the database's file or disk, not of the statement. */
+function faultOf(error: unknown): DatabaseFault | undefined {
+  if (!(error instanceof Database.SqliteError)) return undefined
+  const { code } = error
+  if (code === 'SQLITE_FULL') return 'disk_full'
+  if (code.startsWith('SQLITE_READONLY')) return 'read_only'
+  if (code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_CANTOPEN')) return 'io_error'
+  return undefined
+}
+
+/**
+ * Free space below which a full disk is not seen gone, though the probe's one-row write may fit:
+ * SQLite reuses the WAL's file from its start after a checkpoint, so a small write can succeed on a
+ * full disk while a batch that must grow the file cannot.
+ */
+const DISK_FREE_BYTES = 8 * 1024 * 1024
 export const busyError = () => new UnavailableError('The database is busy; retry shortly', 'database')
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -75,9 +94,15 @@ export class SqliteConnection {
   private readonly writes = new Map<string, Database.Statement>()
   /** Made once: better-sqlite3 builds four wrapped functions for every db.transaction() call. */
   private readonly transaction: Database.Transaction<(body: () => unknown) => unknown>
+  /** The database's lasting fault, if one holds, seen by every statement that runs through retryBusy. */
+  readonly faults: DatabaseFaults
 
-  constructor(path: string, options: SqliteOptions = {}) {
+  constructor(
+    private readonly path: string,
+    options: SqliteOptions = {},
+  ) {
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000
+    this.faults = new DatabaseFaults(() => this.probe())
     this.db = openSqliteDatabase(path, options)
     this.migrationsApplied = migrateSqlite(this.db)
     this.transaction = this.db.transaction((body: () => unknown) => body())
@@ -139,14 +164,43 @@ export class SqliteConnection {
       try {
         return attempt()
       } catch (error) {
-        if (!isBusy(error)) throw error
+        if (!isBusy(error)) throw this.classify(error)
         if (Date.now() + wait > deadline) throw busyError()
         await sleep(wait)
       }
     }
   }
 
+  /**
+   * A fault of the file or the disk becomes its 503 (and the state the probe watches); any other
+   * error keeps its meaning. A transaction that failed this way was rolled back whole.
+   */
+  classify(error: unknown): unknown {
+    const fault = faultOf(error)
+    if (fault === undefined) return error
+    this.faults.seen(fault)
+    return faultError(fault)
+  }
+
+  /**
+   * Whether writes succeed again: on a full disk, free space first (see DISK_FREE_BYTES), then one
+   * real write of the probe's row. Resolves with the lasting fault still found, or undefined.
+   */
+  private async probe(): Promise<DatabaseFault | undefined> {
+    if (this.faults.current === 'disk_full') {
+      const { bavail, bsize } = await statfs(dirname(this.path))
+      if (bavail * bsize < DISK_FREE_BYTES) return 'disk_full'
+    }
+    try {
+      await this.commit(() => this.statement('UPDATE database_probe SET probed_at = ? WHERE id = 1').run(new Date().toISOString()))
+      return undefined
+    } catch (error) {
+      return error instanceof UnavailableError && error.fault?.lasting ? error.fault.cause : this.faults.current
+    }
+  }
+
   close() {
+    this.faults.stop()
     this.reader?.close()
     this.db.close()
   }

@@ -53,6 +53,7 @@ export const SqliteStorage = {
       async ping() {
         await inventory.versions()
       },
+      faults: conn.faults,
       // Every write already submitted is answered, and every listing ended, before the connections close.
       async close() {
         stopSignals()

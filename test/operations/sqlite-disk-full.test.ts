@@ -7,7 +7,7 @@ import { closeSync, mkdtempSync, openSync, rmSync, rmdirSync, writeSync } from '
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import { assertInvariants, createKey, type LogLine, seed, useResources } from '../support/helpers.js'
+import { assertInvariants, createKey, inventoryFile, type LogLine, runCli, seed, useResources } from '../support/helpers.js'
 import { readAllChanges } from '../support/ledger-client.js'
 import { scrape, startWithMetrics } from '../support/metrics-scrape.js'
 
@@ -86,6 +86,13 @@ describe('SQLite on a full disk (real tmpfs)', { skip }, () => {
     const order = await server.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 5 } })
     assert.equal(order.status, 503, order.text)
     for (let i = 0; i < 20; i++) assert.equal((await patch(5000 + i)).status, 503)
+    // The CLI's writes meet it too: the fault's words, exit 1, nothing imported.
+    const cli = await runCli(['import', 'inventory', inventoryFile([{ petId: 3, quantity: 5, status: 'available' }])], {
+      DATABASE_URL: url,
+    })
+    assert.equal(cli.code, 1, cli.stderr)
+    assert.match(cli.stderr, /^Error: The disk holding the database is full: writes are refused until space is freed$/m)
+    assert.equal((await server.request('GET', '/v1/inventory/3', { token })).status, 404)
     // What can be served is served: reads, liveness; readiness and the metric name the fault.
     const entry = await server.request('GET', '/v1/inventory/1', { token })
     assert.equal(entry.status, 200)

@@ -21,6 +21,7 @@ import { postgresAdmin } from '../support/databases.js'
 import { holdInventoryWriteLock } from '../support/inventory-lock.js'
 import { readAllChanges } from '../support/ledger-client.js'
 import { scrape, startWithMetrics } from '../support/metrics-scrape.js'
+import { Receiver, waitFor } from '../webhooks/receiver.js'
 
 const postgres = BACKENDS.find((b) => b.name === 'postgres')
 
@@ -83,9 +84,18 @@ describe('PostgreSQL faults under a running server', { skip: !postgres && 'Postg
       { petId: 1, quantity: 10, status: 'available' },
       { petId: 2, quantity: 1000, status: 'available' },
     ])
-    const { server, metricsUrl } = await startWithMetrics(resources, database.url)
+    const { server, metricsUrl } = await startWithMetrics(resources, database.url, {
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_RETRY_SCHEDULE: '200ms,200ms,200ms',
+    })
+    // A webhook subscription whose cursor writes meet the fault too: no row of it may be skipped.
+    const receiver = await Receiver.start()
+    after(() => receiver.close())
+    const subscribed = await server.request('POST', '/v1/webhooks', { token, body: { url: receiver.url } })
+    assert.equal(subscribed.status, 201, subscribed.text)
     const patch = (quantity: number) => server.request('PATCH', '/v1/inventory/1', { token, body: { quantity } })
     assert.equal((await patch(11)).status, 200)
+    const firstSeq = (await readAllChanges(server, token)).at(-1)!.seq
 
     await admin((c) => c.query(`ALTER DATABASE ${name} SET default_transaction_read_only = on`))
     await terminateSessions(name)
@@ -130,6 +140,13 @@ describe('PostgreSQL faults under a running server', { skip: !postgres && 'Postg
     assert.equal((pet2.body as { quantity: number }).quantity, 997)
     const ledger = (await readAllChanges(server, token, { petId: 1n })).filter((c) => c.reason !== 'import').map((c) => c.quantity)
     assert.deepEqual(ledger, [11, ...Array.from({ length: 20 }, (_, i) => 200 + i)])
+    // Every row since the subscription reached the receiver (at least once, in seq order).
+    const rows = (await readAllChanges(server, token)).map((c) => c.seq).filter((seq) => seq > firstSeq - 1)
+    await waitFor(
+      () => rows.every((seq) => receiver.messages().some((m) => m.seq === seq)),
+      10_000,
+      () => `every row delivered: ${rows.join(',')} against ${receiver.messages().map((m) => m.seq)}`,
+    )
     assert.equal(await server.stop(), 0)
     await assertInvariants(database.url, 'after the read-only spell')
   })

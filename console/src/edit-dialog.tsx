@@ -21,11 +21,17 @@ export function EditDialog({ item, onClose }: { item: InventoryItem; onClose: (s
   const [problem, setProblem] = useState<string | undefined>()
   const [busy, setBusy] = useState(false)
   // Every way out goes through the dialog's close(), so the browser returns focus to the button that
-  // opened it (removing an open dialog would leave focus nowhere); its close event reports the outcome.
-  const saved = useRef(false)
-  const finish = (outcome: boolean) => {
-    saved.current = outcome
+  // opened it (removing an open dialog would leave focus nowhere), and the outcome is reported at once,
+  // Escape's too (its cancel event). Not from the close event: the browser fires it with the next frame,
+  // and until then the page kept this dialog as its editor, so an Enter on the next Edit button before
+  // that frame (a busy machine, a quick keyboard user) reopened this dialog for that entry, and the late
+  // event then closed it for good. The close event reports only a way out not seen here, once.
+  const reported = useRef(false)
+  const finish = (saved: boolean) => {
     dialog.current?.close()
+    if (reported.current) return
+    reported.current = true
+    onClose(saved)
   }
 
   useEffect(() => {
@@ -60,7 +66,7 @@ export function EditDialog({ item, onClose }: { item: InventoryItem; onClose: (s
   }
 
   return (
-    <dialog ref={dialog} aria-labelledby="edit-title" onClose={() => onClose(saved.current)}>
+    <dialog ref={dialog} aria-labelledby="edit-title" onCancel={() => finish(false)} onClose={() => finish(false)}>
       <form
         method="dialog"
         onSubmit={(e) => {

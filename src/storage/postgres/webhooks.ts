@@ -25,6 +25,9 @@ interface WebhookRow {
   disabled_reason: string | null
 }
 
+/** The advisory lock every subscription's creation takes (an arbitrary constant, unique in this schema). */
+const CREATE_LOCK = 727_003
+
 const COLUMNS = `id, url, description, secret, message_tag, created_at, delivered_through::text AS delivered_through,
   last_success_at, failing_since, failed_attempts, next_attempt_at, last_error, disabled_at, disabled_reason`
 
@@ -52,8 +55,13 @@ export function postgresWebhooks(db: PostgresConnection): WebhookStore {
   return {
     async createWebhook({ url, description, secret, messageTag, createdAt }, max) {
       // The count and the insert under one lock: two creates racing at max - 1 must not both succeed.
+      // A lock of the creates' own, which only other creates wait for: a table lock (SHARE ROW
+      // EXCLUSIVE) waited for every instance's lease renewal, an UPDATE of each subscription it holds
+      // that keeps its ROW EXCLUSIVE lock until its commit is flushed, and every delivery's write queued
+      // behind the waiting create. Taken before the statement that counts, so under READ COMMITTED
+      // (as the inventory's row locks assume too) that count sees every create committed before it.
       const row = await db.transaction(Date.now() + db.timeoutMs, async (run) => {
-        await run('LOCK TABLE webhooks IN SHARE ROW EXCLUSIVE MODE')
+        await run('SELECT pg_advisory_xact_lock($1)', [CREATE_LOCK])
         // The ledger's end is the last committed seq: a row committed after this statement has a higher one.
         const [created] = await run<WebhookRow>(
           `INSERT INTO webhooks (url, description, secret, message_tag, created_at, delivered_through)

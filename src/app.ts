@@ -26,6 +26,7 @@ import { LedgerPruner } from './changes/ledger-pruner.js'
 import { LedgerTail } from './changes/ledger-tail.js'
 import { streamRoutes } from './changes/stream.routes.js'
 import { changesRoutes } from './inventory/changes.routes.js'
+import { inventoryBatchRoutes } from './inventory/inventory-batch.routes.js'
 import { inventoryRoutes } from './inventory/inventory.routes.js'
 import {
   ChangeReasonSchema,
@@ -35,6 +36,12 @@ import {
   PetStatusSchema,
 } from './inventory/inventory.schema.js'
 import { InventoryService } from './inventory/inventory.service.js'
+import {
+  InventoryAdjustmentSchema,
+  InventoryBatchChangeSchema,
+  InventoryBatchResultSchema,
+  InventoryBatchSchema,
+} from './inventory/stock-moves.schema.js'
 import { KeysService } from './keys/keys.service.js'
 import type { Metrics } from './metrics/metrics.js'
 import { OrderCreateSchema, OrderSchema, OrderStatusSchema, OrderUpdateSchema } from './orders/order.schema.js'
@@ -60,6 +67,10 @@ export const SHARED_SCHEMAS = [
   PetStatusSchema,
   InventoryItemSchema,
   InventoryUpdateSchema,
+  InventoryAdjustmentSchema,
+  InventoryBatchChangeSchema,
+  InventoryBatchSchema,
+  InventoryBatchResultSchema,
   ChangeReasonSchema,
   InventoryChangeSchema,
   OrderStatusSchema,
@@ -192,6 +203,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     listByStatus: cache.inventoryListByStatus,
     requireIfMatch: config.requireIfMatch,
   })
+  await app.register(inventoryBatchRoutes, { prefix: API_PREFIX, inventory })
   await app.register(ordersRoutes, { prefix: API_PREFIX, orders: new OrdersService(storage) })
   await app.register(petsRoutes, {
     prefix: API_PREFIX,

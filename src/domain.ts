@@ -19,15 +19,23 @@ export interface InventoryItem {
 }
 
 /**
- * Why a quantity set by a PATCH changed, as its client says: stock arrived, stock came back, a
- * physical count, or any other adjustment (the default). The other reasons are the store's own.
+ * Why a quantity set by a PATCH (or a set in a batch) changed, as its client says: stock arrived,
+ * stock came back, a physical count, units damaged or lost (shrinkage: theft, expiry, miscounts
+ * found), or any other adjustment (the default). The other reasons are the store's own.
  */
-export const SET_REASONS = ['adjustment', 'arrival', 'return', 'count'] as const
+export const SET_REASONS = ['adjustment', 'arrival', 'return', 'count', 'damage', 'loss'] as const
 export type SetReason = (typeof SET_REASONS)[number]
 
-/** Why a quantity changed: a PATCH's reason, an import, an order placed, an order cancelled. */
+/** Why a quantity moved by a delta: a set's reasons but `count`, which states a whole quantity. */
+export const DELTA_REASONS = ['adjustment', 'arrival', 'return', 'damage', 'loss'] as const satisfies readonly SetReason[]
+export type DeltaReason = (typeof DELTA_REASONS)[number]
+
+/** Why a quantity changed: a client's reason, an import, an order placed, an order cancelled. */
 export const CHANGE_REASONS = [...SET_REASONS, 'import', 'order', 'cancellation'] as const
 export type ChangeReason = (typeof CHANGE_REASONS)[number]
+
+/** The most changes one batch (POST /v1/inventory/batch) holds. */
+export const MAX_BATCH_CHANGES = 1000
 
 /** The longest note a change may carry, in characters (Unicode code points, as the validator counts). */
 export const NOTE_MAX_LENGTH = 500
@@ -56,6 +64,11 @@ export interface InventoryChange {
   /** The PATCH's note; null when it gave none, and for every other reason. */
   note: string | null
   orderId: bigint | null
+  /**
+   * The batch the change was part of (POST /v1/inventory/batch): every row of one batch carries its
+   * id, and they are contiguous in seq order. null for a change made alone.
+   */
+  batchId: string | null
   keyId: number | null
   requestId: string | null
   /** RFC 3339, UTC, milliseconds. */

@@ -14,6 +14,8 @@ export const ERROR_CODES = {
   method_not_allowed: 405,
   request_timeout: 408,
   insufficient_stock: 409,
+  stock_overflow: 409,
+  quantity_mismatch: 409,
   idempotency_key_reused: 409,
   invalid_transition: 409,
   key_name_taken: 409,
@@ -41,6 +43,8 @@ export type ErrorCode = keyof typeof ERROR_CODES
 export const RULE_CODES: readonly ErrorCode[] = [
   'destination_refused',
   'insufficient_stock',
+  'stock_overflow',
+  'quantity_mismatch',
   'idempotency_key_reused',
   'invalid_transition',
   'key_name_taken',
@@ -144,7 +148,14 @@ export class RateLimitedError extends DomainError {
 
 export class ConflictError extends DomainError {
   constructor(
-    code: 'insufficient_stock' | 'idempotency_key_reused' | 'invalid_transition' | 'key_name_taken' | 'webhook_limit_reached',
+    code:
+      | 'insufficient_stock'
+      | 'stock_overflow'
+      | 'quantity_mismatch'
+      | 'idempotency_key_reused'
+      | 'invalid_transition'
+      | 'key_name_taken'
+      | 'webhook_limit_reached',
     message: string,
   ) {
     super(code, message)

@@ -22,7 +22,14 @@ export function createValidator(sharedSchemas: object[]) {
 
 /** One readable sentence for the first validation error, naming the offending field. */
 export function describeValidationError(error: ErrorObject, subject: string): string {
-  const where = subject + error.instancePath.replaceAll('/', '.')
+  // An array's item by its index, as a client writes it: body.changes[17].delta.
+  const where =
+    subject +
+    error.instancePath
+      .split('/')
+      .slice(1)
+      .map((segment) => (/^\d+$/.test(segment) ? `[${segment}]` : `.${segment}`))
+      .join('')
   switch (error.keyword) {
     case 'additionalProperties':
       return `${where} has unknown field ${excerpt(String(error.params.additionalProperty))}`

@@ -8,6 +8,9 @@ import type {
   ApiKeyCreate,
   ChangeReason,
   DeprecatedCalls,
+  InventoryAdjustment,
+  InventoryBatch,
+  InventoryBatchResult,
   InventoryChange,
   InventoryItem,
   InventoryUpdate,
@@ -30,6 +33,8 @@ export const OPERATIONS = {
   listInventory: ['inventory.list', 'inventory.iterate', 'inventory.page'],
   getInventoryItem: ['inventory.get'],
   updateInventory: ['inventory.set'],
+  adjustInventory: ['inventory.adjust'],
+  applyInventoryBatch: ['inventory.batch'],
   listInventoryChanges: ['changes.list', 'changes.page'],
   streamInventoryChanges: ['changes.stream'],
   placeOrder: ['orders.place'],
@@ -114,6 +119,44 @@ export function createClient(options: ClientOptions) {
             options: call,
           }),
         ),
+      /**
+       * Adds `delta` units to an entry (a negative delta removes them) with no read first: concurrent
+       * adjustments all count. Below 0 or past the maximum is PetstoreError 409 (`insufficient_stock`,
+       * `stock_overflow`) and changes nothing. Sent with an Idempotency-Key (generated unless given) and
+       * repeated under it when the answer is lost, so it counts once whatever the network does.
+       */
+      adjust: async (
+        petId: bigint,
+        adjustment: InventoryAdjustment,
+        call: CallOptions & { idempotencyKey?: string } = {},
+      ): Promise<Tagged<InventoryItem>> =>
+        tagged(
+          await http.json<InventoryItem>({
+            method: 'POST',
+            path: `inventory/${id(petId)}/adjustments`,
+            body: adjustment,
+            headers: { 'idempotency-key': call.idempotencyKey ?? idempotencyKey() },
+            repeat: 'safe',
+            options: call,
+          }),
+        ),
+      /**
+       * Applies 1 to 1,000 changes (sets and deltas) in order, all or nothing, in one transaction: the
+       * entries they left, in their order, and the batch's id (on each of its ledger rows). A change that
+       * cannot apply is PetstoreError 409 or 404 whose message starts `changes[i]: `, and nothing is
+       * written. Idempotent as `adjust` is.
+       */
+      batch: async (changes: InventoryBatch['changes'], call: CallOptions & { idempotencyKey?: string } = {}) =>
+        (
+          await http.json<InventoryBatchResult>({
+            method: 'POST',
+            path: 'inventory/batch',
+            body: { changes },
+            headers: { 'idempotency-key': call.idempotencyKey ?? idempotencyKey() },
+            repeat: 'safe',
+            options: call,
+          })
+        ).body,
     },
 
     orders: {

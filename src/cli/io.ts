@@ -11,6 +11,8 @@ export interface CliIo {
   env: NodeJS.ProcessEnv
   stdout: { write(text: string): unknown }
   stderr: { write(text: string): unknown }
+  /** What a command reads for `-` (`petstore batch -`): the process's stdin when absent. */
+  stdin?: AsyncIterable<Buffer | string>
 }
 
 /** A command line that does not fit the command: exit 2 with the usage. */
@@ -47,6 +49,42 @@ export function parseCommand<const O extends ParseArgsOptionsConfig>(command: st
   const extra = parsed.positionals[positionals]
   if (extra !== undefined) throw unexpectedArgument(command, extra)
   return parsed
+}
+
+/**
+ * parseCommand for a command whose positional arguments may be negative numbers (a PETID, a DELTA),
+ * which parseArgs would read as short options: `-5` is a positional unless it is the value of a
+ * string option before it. The positionals come back in their order on the command line, so the one
+ * refused past the first `positionals` is the one the operator sees there.
+ */
+export function parseCommandWithNegatives<const O extends ParseArgsOptionsConfig>(
+  command: string,
+  args: string[],
+  options: O,
+  positionals: number,
+) {
+  const takesValue = new Set(
+    Object.entries(options).flatMap(([name, option]) =>
+      option.type === 'string' ? [`--${name}`, ...(option.short ? [`-${option.short}`] : [])] : [],
+    ),
+  )
+  const negative = (a: string, i: number) => /^-\d+$/.test(a) && !takesValue.has(args[i - 1] ?? '')
+  const kept = args.flatMap((a, i) => (negative(a, i) ? [] : [i]))
+  const { values, tokens } = parseCommand(
+    command,
+    kept.map((i) => args[i]!),
+    options,
+    Number.POSITIVE_INFINITY,
+  )
+  const found = [
+    ...args.flatMap((a, i) => (negative(a, i) ? [{ at: i, value: a }] : [])),
+    ...tokens.flatMap((t) => (t.kind === 'positional' ? [{ at: kept[t.index]!, value: t.value }] : [])),
+  ]
+    .sort((a, b) => a.at - b.at)
+    .map((p) => p.value)
+  const extra = found[positionals]
+  if (extra !== undefined) throw unexpectedArgument(command, extra)
+  return { values, positionals: found }
 }
 
 /** The options in `args` that are not in `options`, as written ('--bogus', '-x'). */

@@ -4,7 +4,7 @@ import { parseInt64 } from '../int64.js'
 import { MAX_PAGE_SIZE } from '../paging.js'
 import { deprecatedCallsJson } from '../pets/pet.json.js'
 import { PetsService } from '../pets/pets.service.js'
-import { type CliIo, escapeCell, parseCommand, table, UsageError, unexpectedArgument, withStorage } from './io.js'
+import { type CliIo, escapeCell, parseCommand, parseCommandWithNegatives, table, UsageError, withStorage } from './io.js'
 
 /** `petstore deprecations [--json]`: calls of the deprecated pet lookup per key. */
 export async function deprecationsCommand(args: string[], io: CliIo): Promise<void> {
@@ -24,23 +24,7 @@ export async function deprecationsCommand(args: string[], io: CliIo): Promise<vo
 
 /** `petstore history PETID [--limit N] [--json]`: one pet's stock changes, newest first. */
 export async function historyCommand(args: string[], io: CliIo): Promise<void> {
-  // A negative petId is an argument, not an option: parseArgs would read -5 as a flag. The arguments'
-  // places in `args` keep their order, so that the one refused is the one past the first.
-  const negative = (a: string, i: number) => /^-\d+$/.test(a) && args[i - 1] !== '--limit'
-  const kept = args.flatMap((a, i) => (negative(a, i) ? [] : [i]))
-  const { values, tokens } = parseCommand(
-    'history',
-    kept.map((i) => args[i]!),
-    { limit: { type: 'string' }, json: { type: 'boolean' } },
-    Number.POSITIVE_INFINITY,
-  )
-  const positionals = [
-    ...args.flatMap((a, i) => (negative(a, i) ? [{ at: i, value: a }] : [])),
-    ...tokens.flatMap((t) => (t.kind === 'positional' ? [{ at: kept[t.index]!, value: t.value }] : [])),
-  ]
-    .sort((a, b) => a.at - b.at)
-    .map((p) => p.value)
-  if (positionals.length > 1) throw unexpectedArgument('history', positionals[1]!)
+  const { values, positionals } = parseCommandWithNegatives('history', args, { limit: { type: 'string' }, json: { type: 'boolean' } }, 1)
   const petId = positionals.length === 1 ? parseInt64(positionals[0]!) : undefined
   const limit = Number(values.limit === undefined ? 50n : (parseInt64(values.limit) ?? 0n))
   if (petId === undefined || limit < 1 || limit > MAX_PAGE_SIZE) {
@@ -54,9 +38,12 @@ export async function historyCommand(args: string[], io: CliIo): Promise<void> {
   const cell = (value: unknown) => (value === null ? '-' : String(value))
   io.stdout.write(
     table(
-      ['SEQ', 'AT', 'REASON', 'FROM', 'TO', 'ORDER', 'KEY', 'REQUEST', 'NOTE'],
+      ['SEQ', 'AT', 'REASON', 'FROM', 'TO', 'ORDER', 'BATCH', 'KEY', 'REQUEST', 'NOTE'],
       changes.map((c) => [
-        ...[c.seq, c.at, c.reason, c.previousQuantity, c.quantity, c.orderId, c.keyId, c.requestId].map(cell),
+        // A batch by its id's first 8 characters: enough to tell neighbouring batches apart (--json has it whole).
+        ...[c.seq, c.at, c.reason, c.previousQuantity, c.quantity, c.orderId, c.batchId?.slice(0, 8) ?? null, c.keyId, c.requestId].map(
+          cell,
+        ),
         c.note === null ? '-' : escapeCell(c.note),
       ]),
     ),

@@ -1,5 +1,5 @@
 import { ConfigError, describeVariables, loadConfig, maskUrl, tracingEnabled } from '../config.js'
-import { SCOPES } from '../domain.js'
+import { DELTA_REASONS, MAX_BATCH_CHANGES, SCOPES } from '../domain.js'
 import { DomainError } from '../errors.js'
 import { StorageOpenError } from '../storage/open-storage.js'
 import { backupCommand, restoreCommand } from './backup.js'
@@ -7,6 +7,7 @@ import { checkCommand, ViolationsFound } from './check.js'
 import { importCommand } from './import.js'
 import { type CliIo, parseCommand, say, UsageError, unknownCommand, unknownOption, withStorage } from './io.js'
 import { keysCommand } from './keys.js'
+import { adjustCommand, batchCommand } from './stock-moves.js'
 import { ledgerCommand } from './ledger.js'
 import { deprecationsCommand, historyCommand } from './reports.js'
 import { webhooksCommand } from './webhooks.js'
@@ -27,6 +28,13 @@ Commands:
   webhooks enable ID           resume a disabled or failing subscription from its cursor
   import inventory FILE        upsert entries from FILE (.json or .csv), all or nothing
   import pets FILE             upsert pets from FILE (.json), and their statuses in the inventory, all or nothing
+  adjust PETID DELTA [--reason R] [--note TEXT]
+                               add DELTA (negative: remove) to a pet's stock, never below 0; R one of
+                               ${DELTA_REASONS.join(', ')} (default adjustment); prints the entry as JSON
+  batch FILE|-                 apply the changes in FILE (- reads stdin), in order, all or nothing, as one batch of
+                               1-${MAX_BATCH_CHANGES}: {"changes":[...]}, an array, or one change per line (NDJSON), each
+                               {petId, quantity [, expectedQuantity] | delta [, reason] [, note]} as the API takes them;
+                               prints {"batchId":...,"entries":[...]}
   deprecations [--json]        calls of the deprecated GET /v1/pets/{petId} per API key, as flushed so far
   history PETID [--limit N] [--json]
                                one pet's stock changes from the ledger, newest first (N: 1-1000, default 50)
@@ -79,6 +87,10 @@ async function command(argv: string[], io: CliIo): Promise<void> {
       return traced('import', io, () => importCommand(args, io))
     case 'webhooks':
       return webhooksCommand(args, io)
+    case 'adjust':
+      return adjustCommand(args, io)
+    case 'batch':
+      return batchCommand(args, io)
     case 'history':
       return historyCommand(args, io)
     case 'ledger':

@@ -15,6 +15,8 @@ export const ERROR_EXAMPLES: Record<ErrorCode, string> = {
   method_not_allowed: 'PUT is not allowed here; allowed: GET, HEAD, PATCH',
   request_timeout: 'The request took too long to arrive',
   insufficient_stock: 'Pet 9007199254740993 has 1 in stock; the order asks for 2',
+  stock_overflow: 'changes[3]: pet 9007199254740993 has 2147483000 in stock; adding 1000 would take it past 2147483647',
+  quantity_mismatch: 'Pet 9007199254740993 has 11 in stock, not the expectedQuantity 12; nothing was changed',
   idempotency_key_reused: 'This Idempotency-Key was used with another request body; use a new key for a new order',
   invalid_transition: 'Order 48213 is delivered; it cannot become cancelled',
   key_name_taken: "An active key named 'warehouse-sync' already exists",

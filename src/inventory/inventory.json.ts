@@ -9,11 +9,15 @@ export function itemJson(item: InventoryItem): string {
 const jsonOrNull = (value: bigint | number | null) => (value === null ? 'null' : String(value))
 const stringOrNull = (value: string | null) => (value === null ? 'null' : JSON.stringify(value))
 
-/** A ledger row; the request id (a plain one, see app.ts) and the note are a client's text, escaped. */
+/**
+ * A ledger row; the request id (a plain one, see app.ts) and the note are a client's text, escaped.
+ * A batch id is a UUID the service made, which needs none.
+ */
 export function changeJson(c: InventoryChange): string {
   return (
     `{"seq":${c.seq},"petId":${c.petId},"previousQuantity":${jsonOrNull(c.previousQuantity)},"quantity":${c.quantity},` +
-    `"reason":"${c.reason}","note":${stringOrNull(c.note)},"orderId":${jsonOrNull(c.orderId)},"keyId":${jsonOrNull(c.keyId)},` +
+    `"reason":"${c.reason}","note":${stringOrNull(c.note)},"orderId":${jsonOrNull(c.orderId)},` +
+    `"batchId":${c.batchId === null ? 'null' : `"${c.batchId}"`},"keyId":${jsonOrNull(c.keyId)},` +
     `"requestId":${stringOrNull(c.requestId)},"at":"${c.at}"}`
   )
 }

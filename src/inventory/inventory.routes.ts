@@ -8,7 +8,9 @@ import { Spool } from '../cache/spool.js'
 import type { VersionedValue } from '../cache/versioned.js'
 import type { Config } from '../config.js'
 import type { PetStatus } from '../domain.js'
+import { InvalidInputError } from '../errors.js'
 import { errorResponses } from '../http/error.schema.js'
+import { idempotencyHeaders, REPLAYED_HEADER } from '../http/idempotency.js'
 import { sendJsonText } from '../http/json-reply.js'
 import { NEXT_LINK_HEADER, page } from '../http/paging.js'
 import { requestActor } from '../http/plugins/auth.js'
@@ -20,6 +22,7 @@ import { itemJson } from './inventory.json.js'
 import { PetIdParamsSchema } from '../http/int64.schema.js'
 import { type InventoryListQuery, InventoryListQuerySchema, type InventoryUpdate } from './inventory.schema.js'
 import type { InventoryService } from './inventory.service.js'
+import type { InventoryAdjustment } from './stock-moves.schema.js'
 import { inSpan } from '../spans.js'
 import { requires } from '../http/scopes.js'
 
@@ -168,6 +171,8 @@ const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (
         description:
           'Sets the stock quantity of one pet: new arrivals, returns, physical counts or manual adjustments. The status is left unchanged. ' +
           'The ledger row of the change (listInventoryChanges) records `reason` (`adjustment` when absent) and `note` (null when absent). ' +
+          'With `expectedQuantity`, the quantity is set only if the entry holds that quantity (409 `quantity_mismatch` otherwise); ' +
+          'to add or remove units without reading first, use adjustInventory. ' +
           'The 200 is sent only after the change is committed durably.\n\n' +
           '**Experimental:** the request shape may change before this endpoint becomes stable.',
         tags: ['inventory'],
@@ -181,14 +186,66 @@ const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (
             headers: ETAG_HEADER,
           }),
           ...errorResponses(400, 401, 403, 404, 412, 413, 414, 415, 428, 500, 503),
+          409: Type.Ref('Error', {
+            description:
+              '`quantity_mismatch`: the entry does not hold `expectedQuantity`; the message names what it holds (nothing changed).',
+          }),
         },
       },
     },
     async (request, reply) => {
-      const { quantity, reason, note } = request.body as InventoryUpdate
+      const { quantity, expectedQuantity, reason, note } = request.body as InventoryUpdate
       const precondition = writePrecondition(request.headers['if-match'], requireIfMatch)
-      const item = await inventory.setQuantity(request.params.petId, quantity, requestActor(request), precondition, { reason, note })
+      const item = await inventory.setQuantity(request.params.petId, quantity, requestActor(request), precondition, {
+        reason,
+        note,
+        expectedQuantity,
+      })
       return sendRepresentation(request, reply, itemJson(item))
+    },
+  )
+
+  app.post(
+    '/inventory/:petId/adjustments',
+    {
+      schema: {
+        operationId: 'adjustInventory',
+        security: requires('inventory:write'),
+        summary: 'Add or remove units of one pet (experimental)',
+        description:
+          'Adds `delta` units to the stock of one pet (a negative delta removes them), applied to whatever the entry holds when ' +
+          'the change commits: no read first and no If-Match, so concurrent adjustments all count, across all instances. ' +
+          'The quantity never goes below 0 (409 `insufficient_stock`) nor past 2147483647 (409 `stock_overflow`); then nothing changes. ' +
+          'The ledger row records `reason` (`adjustment` when absent) and `note`. The 200 is sent only after the change is committed durably.\n\n' +
+          '**Experimental:** the request shape may change before this endpoint becomes stable.',
+        tags: ['inventory'],
+        'x-stability': 'experimental',
+        params: PetIdParamsSchema,
+        headers: idempotencyHeaders('applies nothing'),
+        body: Type.Ref('InventoryAdjustment'),
+        response: {
+          200: Type.Ref('InventoryItem', {
+            description: 'The entry as the adjustment left it, once committed durably.',
+            headers: { ...ETAG_HEADER, ...REPLAYED_HEADER },
+          }),
+          ...errorResponses(400, 401, 403, 404, 413, 414, 415, 500, 503),
+          409: Type.Ref('Error', {
+            description:
+              '`insufficient_stock`: removing `-delta` units would take the quantity below 0; `stock_overflow`: adding `delta` ' +
+              'would take it past 2147483647 (nothing changed, each message names the quantity found); ' +
+              '`idempotency_key_reused`: the Idempotency-Key was used with another request.',
+          }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { delta, reason, note } = request.body as InventoryAdjustment
+      if (delta === 0) throw new InvalidInputError('body.delta must not be 0')
+      const { petId } = request.params
+      const answer = await inventory.adjust(petId, delta, requestActor(request), { reason, note }, request.headers['idempotency-key'])
+      if (answer.replayed) reply.header('idempotent-replayed', 'true')
+      if (answer.error) throw answer.error
+      return sendRepresentation(request, reply, itemJson(answer.entries[0]!))
     },
   )
 }

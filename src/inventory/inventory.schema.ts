@@ -47,36 +47,51 @@ export const InventoryItemSchema = Type.Object(
  */
 export const NOTE_PATTERN = '^[^\\u0000\\uD800-\\uDFFF]*$'
 
+/** Why a quantity is set, as a client may say it (updateInventory, a set in applyInventoryBatch). */
+export const SetReasonSchema = Type.Unsafe<SetReason>({
+  type: 'string',
+  enum: [...SET_REASONS],
+  default: 'adjustment',
+  description:
+    'Why the quantity is set, recorded on its ledger row: `arrival` (stock arrived), `return` (stock came back), ' +
+    '`count` (a physical count), `damage` (units damaged), `loss` (units lost: theft, expiry, a miscount found), ' +
+    "`adjustment` (anything else; the default). The store's own reasons, `order`, `cancellation` and `import`, cannot be given.",
+})
+
+export const NoteSchema = Type.String({
+  maxLength: NOTE_MAX_LENGTH,
+  pattern: NOTE_PATTERN,
+  description:
+    `Free text recorded on the ledger row as given, up to ${NOTE_MAX_LENGTH} characters (Unicode code points: ` +
+    'an emoji outside the Basic Multilingual Plane counts as one). NUL (U+0000) and unpaired surrogates are refused. ' +
+    'Omit it for no note.',
+})
+
+/** A compare quantity: the set applies only if the entry holds it (Shopify's compareQuantity). */
+export const ExpectedQuantitySchema = Type.Integer({
+  minimum: 0,
+  maximum: MAX_QUANTITY,
+  description:
+    'Set only if the entry holds exactly this quantity when the change applies; otherwise 409 `quantity_mismatch`, whose ' +
+    'message names the quantity found, and nothing changes. A compare-and-set by value, without reading the ETag first.',
+})
+
 export const InventoryUpdateSchema = Type.Object(
   {
     quantity: QuantitySchema,
-    reason: Type.Optional(
-      Type.Unsafe<SetReason>({
-        type: 'string',
-        enum: [...SET_REASONS],
-        default: 'adjustment',
-        description:
-          'Why the quantity is set, recorded on its ledger row: `arrival` (stock arrived), `return` (stock came back), ' +
-          "`count` (a physical count), `adjustment` (anything else; the default). The store's own reasons, `order`, " +
-          '`cancellation` and `import`, cannot be given.',
-      }),
-    ),
-    note: Type.Optional(
-      Type.String({
-        maxLength: NOTE_MAX_LENGTH,
-        pattern: NOTE_PATTERN,
-        description:
-          `Free text recorded on the ledger row as given, up to ${NOTE_MAX_LENGTH} characters (Unicode code points: ` +
-          'an emoji outside the Basic Multilingual Plane counts as one). NUL (U+0000) and unpaired surrogates are refused. ' +
-          'Omit it for no note.',
-      }),
-    ),
+    expectedQuantity: Type.Optional(ExpectedQuantitySchema),
+    reason: Type.Optional(SetReasonSchema),
+    note: Type.Optional(NoteSchema),
   },
   {
     $id: 'InventoryUpdate',
     additionalProperties: false,
     description: 'The new stock count, and why. Unknown fields are rejected.',
-    examples: [{ quantity: 20, reason: 'arrival', note: 'Delivery 2026-11-26, pallet 3' }, { quantity: 7 }],
+    examples: [
+      { quantity: 20, reason: 'arrival', note: 'Delivery 2026-11-26, pallet 3' },
+      { quantity: 7 },
+      { quantity: 11, expectedQuantity: 12, reason: 'count', note: 'Shelf count, aisle 4' },
+    ],
   },
 )
 export type InventoryUpdate = Static<typeof InventoryUpdateSchema>
@@ -127,8 +142,9 @@ export const ChangeReasonSchema = Type.Unsafe<ChangeReason>({
   type: 'string',
   enum: [...CHANGE_REASONS],
   description:
-    'Why the quantity changed: `adjustment`, `arrival`, `return` or `count` (updateInventory, as its `reason` said; ' +
-    "`adjustment` by default), `import` (the operator's `petstore import inventory`), " +
+    'Why the quantity changed: `adjustment`, `arrival`, `return`, `count`, `damage` or `loss` (updateInventory, ' +
+    'adjustInventory or applyInventoryBatch, as its `reason` said; `adjustment` by default), ' +
+    "`import` (the operator's `petstore import inventory`), " +
     '`order` (placeOrder took the stock), `cancellation` (a cancelled order gave it back).',
 })
 
@@ -145,6 +161,7 @@ export const CHANGE_EXAMPLES: readonly [InventoryChange, InventoryChange] = [
     reason: 'arrival',
     note: 'Delivery 2026-11-26, pallet 3',
     orderId: null,
+    batchId: '3f6c2a9e-5b1d-4e7a-8c0f-2d9b7e6a1c54',
     keyId: 2,
     requestId: '0b9c2f5e-4d1a-4c8e-9f3b-7a6d5e4c3b2a',
     at: '2026-11-26T12:00:00.000Z',
@@ -157,6 +174,7 @@ export const CHANGE_EXAMPLES: readonly [InventoryChange, InventoryChange] = [
     reason: 'order',
     note: null,
     orderId: 48213n,
+    batchId: null,
     keyId: 3,
     requestId: 'checkout-7f3a9c',
     at: '2026-11-26T12:00:05.250Z',
@@ -177,6 +195,11 @@ export const InventoryChangeSchema = Type.Object(
     reason: Type.Ref('ChangeReason'),
     note: nullable(Type.String(), 'The note updateInventory was given, exactly; null when it gave none, and for every other reason.'),
     orderId: nullable(Int64Schema('The order.'), 'The order, for reasons `order` and `cancellation`; otherwise null.'),
+    batchId: nullable(
+      Type.String({ format: 'uuid', description: 'The batch.' }),
+      'The batch the change was part of (applyInventoryBatch): every change of one batch carries its id, and their rows are ' +
+        'contiguous in `seq`, so a consumer can tell one batch of 400 changes from 400 changes. Null for a change made alone.',
+    ),
     keyId: nullable(
       Int64IdSchema('The API key.'),
       'The id of the API key that made the change (as `petstore keys list` shows it); null for the CLI.',

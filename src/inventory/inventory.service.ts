@@ -1,5 +1,6 @@
-import { CursorExpiredError, jumpedOver, NotFoundError, PreconditionFailedError } from '../errors.js'
-import type { Actor, ImportRecord, InventoryChange, InventoryItem, PetStatus, SetReason } from '../domain.js'
+import { randomUUID } from 'node:crypto'
+import { ConflictError, CursorExpiredError, type DomainError, jumpedOver, NotFoundError, PreconditionFailedError } from '../errors.js'
+import type { Actor, DeltaReason, ImportRecord, InventoryChange, InventoryItem, PetStatus, SetReason } from '../domain.js'
 import { refusingDuplicates, type ImportSource } from '../import/import-source.js'
 import type {
   ChangeQuery,
@@ -11,7 +12,18 @@ import type {
   LedgerRetention,
   StockWrites,
 } from '../storage/ports.js'
-import type { Precondition } from '../stock/writes.js'
+import type { Precondition, StockChange } from '../stock/writes.js'
+import { changesFingerprint, refusalError } from './stock-moves.js'
+
+/**
+ * What changes applied all or nothing answered: the resulting entries (in the order of the changes)
+ * and the batch's id, or the error of the change that could not apply; and whether it repeats an
+ * earlier request's answer (same Idempotency-Key), in which case nothing was applied now.
+ */
+export type ChangesOutcome = { replayed: boolean } & (
+  | { entries: InventoryItem[]; batchId: string | null; error?: undefined }
+  | { entries?: undefined; error: DomainError }
+)
 
 /** What tells whether a cursor is still in the ledger's history. */
 export type CursorChecks = LedgerReads & LedgerRetention & Pick<LedgerJumps, 'jumpOver'>
@@ -59,14 +71,64 @@ export class InventoryService {
     quantity: number,
     actor: Actor,
     precondition?: Precondition,
-    { reason = 'adjustment', note = null }: { reason?: SetReason | undefined; note?: string | null | undefined } = {},
+    {
+      reason = 'adjustment',
+      note = null,
+      expectedQuantity,
+    }: { reason?: SetReason | undefined; note?: string | null | undefined; expectedQuantity?: number | undefined } = {},
   ): Promise<InventoryItem> {
-    const result = await this.storage.writeStock({ kind: 'set', petId, quantity, reason, note, actor, precondition })
+    const result = await this.storage.writeStock({ kind: 'set', petId, quantity, expectedQuantity, reason, note, actor, precondition })
     if (result === 'not_found') throw new NotFoundError(`No inventory entry for pet ${petId}`)
     if (result === 'precondition_failed') {
       throw new PreconditionFailedError(`The entry for pet ${petId} has changed since the ETag in If-Match was read`)
     }
+    if ('refused' in result) throw refusalError({ petId, quantity, expectedQuantity }, result)
     return result
+  }
+
+  /**
+   * Adds `delta` (negative: removes) to what the entry holds when the write applies, with no read
+   * before it: refused when it would take the quantity below zero or past the maximum.
+   */
+  adjust(
+    petId: bigint,
+    delta: number,
+    actor: Actor,
+    { reason, note }: { reason?: DeltaReason | undefined; note?: string | null | undefined } = {},
+    idempotencyKey?: string,
+  ): Promise<ChangesOutcome> {
+    return this.applyChanges(null, [{ petId, delta, reason, note }], actor, idempotencyKey)
+  }
+
+  /**
+   * Applies changes in order, all or nothing, in one transaction; their ledger rows are contiguous
+   * and carry one new batch id. A change that cannot apply is named by its index, and nothing is written.
+   */
+  batch(changes: StockChange[], actor: Actor, idempotencyKey?: string): Promise<ChangesOutcome> {
+    return this.applyChanges(randomUUID(), changes, actor, idempotencyKey)
+  }
+
+  private async applyChanges(
+    batchId: string | null,
+    changes: StockChange[],
+    actor: Actor,
+    idempotencyKey: string | undefined,
+  ): Promise<ChangesOutcome> {
+    const idempotency =
+      idempotencyKey === undefined
+        ? undefined
+        : { key: idempotencyKey, fingerprint: changesFingerprint(batchId === null ? 'adjust' : 'batch', changes) }
+    const result = await this.storage.writeStock({ kind: 'changes', batchId, changes, actor, idempotency })
+    if (result === 'idempotency_key_reused') {
+      throw new ConflictError(
+        'idempotency_key_reused',
+        'This Idempotency-Key was used with another request (another body or another pet); use a new key for new changes',
+      )
+    }
+    const { replayed } = result
+    if (result.outcome === 'applied') return { entries: result.entries, batchId: result.batchId, replayed }
+    const index = batchId === null ? undefined : result.index
+    return { error: refusalError(changes[result.index]!, result.refusal, index), replayed }
   }
 
   /**

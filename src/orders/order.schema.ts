@@ -61,6 +61,3 @@ export const OrderUpdateSchema = Type.Object(
 export const OrderIdParamsSchema = Type.Object({
   orderId: Int64Schema('The order: a decimal int64 in canonical form.', { examples: [ORDER_ID_EXAMPLE] }),
 })
-
-/** Idempotency-Key: printable ASCII, as a client generates it (a UUID, typically). */
-export const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/

@@ -5,6 +5,7 @@ import { ORDER_STATUSES, type OrderStatus } from '../domain.js'
 import { InvalidInputError } from '../errors.js'
 import { API_PREFIX, API_ROUTE_DEPENDENCIES } from '../http/api-prefix.js'
 import { errorResponses } from '../http/error.schema.js'
+import { idempotencyHeaders, REPLAYED_HEADER } from '../http/idempotency.js'
 import { exactInt64, registerExactJsonParser } from '../http/exact-json.js'
 import { sendJsonText } from '../http/json-reply.js'
 import { NEXT_LINK_HEADER, PageLimitSchema, page } from '../http/paging.js'
@@ -12,7 +13,7 @@ import { requestActor } from '../http/plugins/auth.js'
 import { documentRateLimits } from '../http/rate-limit.js'
 import { orderJson } from './order.json.js'
 import { Int64Schema } from '../http/int64.schema.js'
-import { IDEMPOTENCY_KEY, OrderIdParamsSchema } from './order.schema.js'
+import { OrderIdParamsSchema } from './order.schema.js'
 import type { OrdersService } from './orders.service.js'
 import { requires } from '../http/scopes.js'
 
@@ -20,19 +21,7 @@ const ORDERS_PATH = `${API_PREFIX}/store/orders`
 
 const conflict = (description: string) => ({ 409: Type.Ref('Error', { description }) })
 
-// Header names in their canonical case, as the document shows them; validated by their lower-case names (plugins/validation.ts).
-const PlaceHeadersSchema = Type.Object({
-  'Idempotency-Key': Type.Optional(
-    Type.String({
-      pattern: IDEMPOTENCY_KEY.source,
-      examples: ['5f0c6d1e-8a4b-4c2d-9e7f-1a2b3c4d5e6f'],
-      description:
-        'Makes a retry safe: 1 to 255 printable ASCII characters (a UUID, say), scoped to the API key and kept at least 24 hours. ' +
-        'A request with the same key and the same body gets the first answer again (status, body and Location, errors included) ' +
-        'with `Idempotent-Replayed: true`, and places nothing; the same key with another body is 409 `idempotency_key_reused`.',
-    }),
-  ),
-})
+const PlaceHeadersSchema = idempotencyHeaders('places nothing')
 
 const ListQuerySchema = Type.Object(
   {
@@ -51,12 +40,6 @@ const ListQuerySchema = Type.Object(
   },
   { additionalProperties: false },
 )
-
-const REPLAYED_HEADER = {
-  'Idempotent-Replayed': Type.Literal('true', {
-    description: 'Sent when this is the answer to an earlier request with the same Idempotency-Key.',
-  }),
-}
 
 export interface OrdersRoutesOptions {
   orders: OrdersService

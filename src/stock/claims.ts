@@ -1,39 +1,67 @@
-import type { Placement } from './writes.js'
+import type { PetStatus } from '../domain.js'
+import type { ChangesAnswer, Placement } from './writes.js'
+
+/** What a request with an Idempotency-Key was answered: a placement, or changes applied (or refused). */
+export type ClaimAnswer = Placement | ChangesAnswer
 
 /** An Idempotency-Key as stored: the request it was first used with and what that got. */
 export interface StoredClaim {
   keyId: number
   key: string
   fingerprint: string
-  placement: Placement
+  answer: ClaimAnswer
 }
 
 /**
- * A placement as both backends store it beside its Idempotency-Key: the outcome, the order it
- * placed and the stock it found short; `order` is the placed order's row, read back with the claim.
+ * An answer as both backends store it beside its Idempotency-Key. A placement: the outcome, the
+ * order it placed and the stock it found short; `order` is the placed order's row, read back with
+ * the claim. Any other answer: outcome `answered`, and the answer itself as JSON (answerJson).
  */
-export interface StoredPlacement {
-  outcome: Placement['outcome']
+export interface StoredAnswer {
+  outcome: Placement['outcome'] | 'answered'
   orderId: bigint | null
   available: number | null
+  /** JSON, for outcome `answered`. */
+  answer: string | null
   order?: { petId: bigint; quantity: number; placedAt: string } | undefined
 }
 
-export function storedPlacement(p: Placement): StoredPlacement {
+const isPlacement = (a: ClaimAnswer): a is Placement => a.outcome !== 'applied' && a.outcome !== 'refused'
+
+export function storedAnswer(a: ClaimAnswer): StoredAnswer {
+  if (!isPlacement(a)) return { outcome: 'answered', orderId: null, available: null, answer: answerJson(a) }
   return {
-    outcome: p.outcome,
-    orderId: p.outcome === 'placed' ? p.order.id : null,
-    available: p.outcome === 'insufficient_stock' ? p.available : null,
+    outcome: a.outcome,
+    orderId: a.outcome === 'placed' ? a.order.id : null,
+    available: a.outcome === 'insufficient_stock' ? a.available : null,
+    answer: null,
   }
 }
 
-/** A stored placement as it was answered: a placed order as it was when placed. */
-export function placementOf({ outcome, orderId, available, order }: StoredPlacement): Placement {
+/** A stored answer as it was answered: a placed order as it was when placed. */
+export function answerOf({ outcome, orderId, available, answer, order }: StoredAnswer): ClaimAnswer {
+  if (outcome === 'answered') return parseAnswer(answer!)
   if (outcome === 'placed') {
     const { petId, quantity, placedAt } = order!
     return { outcome, order: { id: orderId!, petId, quantity, status: 'placed', placedAt, updatedAt: placedAt } }
   }
   return outcome === 'insufficient_stock' ? { outcome, available: available! } : { outcome }
+}
+
+/** Changes' answer as stored: entries as [petId, quantity, status], the petId a decimal string (exact). */
+function answerJson(a: ChangesAnswer): string {
+  if (a.outcome === 'refused') return JSON.stringify(a)
+  return JSON.stringify({ ...a, entries: a.entries.map((e) => [String(e.petId), e.quantity, e.status]) })
+}
+
+function parseAnswer(json: string): ChangesAnswer {
+  const a = JSON.parse(json) as ChangesAnswer | { outcome: 'applied'; batchId: string | null; entries: [string, number, PetStatus][] }
+  if (a.outcome === 'refused') return a
+  return {
+    outcome: 'applied',
+    batchId: a.batchId,
+    entries: (a.entries as [string, number, PetStatus][]).map(([petId, quantity, status]) => ({ petId: BigInt(petId), quantity, status })),
+  }
 }
 
 /** How long an Idempotency-Key is kept, at least: a later use of it counts as a new key. */

@@ -1,6 +1,6 @@
 import { MAX_QUANTITY, ORDER_TRANSITIONS, type Actor, type InventoryChange, type InventoryItem, type Order } from '../domain.js'
-import { claimKey, type StoredClaim } from './claims.js'
-import type { Placement, StockResult, StockWrite } from './writes.js'
+import { type ClaimAnswer, claimKey, type StoredClaim } from './claims.js'
+import type { ChangeRefusal, ChangesAnswer, Placement, StockChange, StockResult, StockWrite } from './writes.js'
 
 /** What a batch reads before it is planned: the rows it may touch, as they are under the write lock. */
 export interface BatchState {
@@ -38,18 +38,34 @@ export function batchReads(batch: StockWrite[]) {
   const claims: { keyId: number; key: string }[] = []
   for (const w of batch) {
     if (w.kind === 'transition') orderIds.add(w.orderId)
+    else if (w.kind === 'changes') for (const c of w.changes) petIds.add(c.petId)
     else petIds.add(w.petId)
-    if (w.kind === 'place' && w.idempotency && w.actor.keyId !== null) claims.push({ keyId: w.actor.keyId, key: w.idempotency.key })
+    if ((w.kind === 'place' || w.kind === 'changes') && w.idempotency && w.actor.keyId !== null)
+      claims.push({ keyId: w.actor.keyId, key: w.idempotency.key })
   }
   return { petIds, orderIds, claims }
 }
 
+/** A change's resulting quantity for an entry holding `found`, or why it cannot apply. */
+export function changedQuantity(change: StockChange, found: number): number | ChangeRefusal {
+  if ('delta' in change) {
+    const quantity = found + change.delta
+    if (quantity < 0) return { refused: 'insufficient_stock', found, delta: change.delta }
+    if (quantity > MAX_QUANTITY) return { refused: 'stock_overflow', found, delta: change.delta }
+    return quantity
+  }
+  if (change.expectedQuantity !== undefined && change.expectedQuantity !== found)
+    return { refused: 'quantity_mismatch', found, expected: change.expectedQuantity }
+  return change.quantity
+}
+
 /**
  * Applies a batch of stock writes, in order, to the state read under the write lock: the one place
- * where the store's rules hold (no quantity below zero or above the bound, the order transitions, an
- * Idempotency-Key answers as it first did), for both backends. Pure: the backend reads the state,
- * then writes the plan in the same transaction. A write that is refused (404, 409, 412) changes
- * nothing and never affects its neighbours; each applied write gets its own ledger row, in order.
+ * where the store's rules hold (no quantity below zero or above the bound, a compare quantity, the
+ * order transitions, an Idempotency-Key answers as it first did), for both backends. Pure: the
+ * backend reads the state, then writes the plan in the same transaction. A write that is refused
+ * (404, 409, 412) changes nothing and never affects its neighbours; each applied write gets its own
+ * ledger row, in order (a write of several changes, a row each, contiguous).
  */
 export function planBatch(batch: StockWrite[], state: BatchState, at: string): BatchPlan {
   const entries = new Map(state.entries)
@@ -69,6 +85,7 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
     orderId: bigint | null,
     actor: Actor,
     note: string | null = null,
+    batchId: string | null = null,
   ) => {
     const row: InventoryChange = {
       seq: ++lastChange,
@@ -78,6 +95,7 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
       reason,
       note,
       orderId,
+      batchId,
       keyId: actor.keyId,
       requestId: actor.requestId,
       at,
@@ -99,30 +117,64 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
     return { outcome: 'placed', order }
   }
 
+  /** Changes all or nothing: each is checked against what the ones before it left, then all are applied. */
+  const applyChanges = (w: Extract<StockWrite, { kind: 'changes' }>): ChangesAnswer => {
+    const checked = new Map<bigint, InventoryItem>()
+    const quantities: number[] = []
+    for (const [index, c] of w.changes.entries()) {
+      const entry = checked.get(c.petId) ?? entries.get(c.petId)
+      if (!entry) return { outcome: 'refused', index, refusal: { refused: 'not_found' } }
+      const quantity = changedQuantity(c, entry.quantity)
+      if (typeof quantity !== 'number') return { outcome: 'refused', index, refusal: quantity }
+      checked.set(c.petId, { ...entry, quantity })
+      quantities.push(quantity)
+    }
+    const applied = w.changes.map((c, i) => {
+      const reason = c.reason ?? 'adjustment'
+      change(entries.get(c.petId)!, quantities[i]!, reason, null, w.actor, c.note ?? null, w.batchId)
+      return entries.get(c.petId)!
+    })
+    return { outcome: 'applied', batchId: w.batchId, entries: applied }
+  }
+
+  /**
+   * A write with an Idempotency-Key: the stored answer when the key was used before (with the same
+   * request: replayed; with another: refused), else the write's own answer, stored with the key.
+   */
+  const claiming = <A extends ClaimAnswer>(
+    w: Extract<StockWrite, { kind: 'place' | 'changes' }>,
+    answer: () => A,
+  ): (A & { replayed: boolean }) | 'idempotency_key_reused' => {
+    const claimed = w.idempotency && w.actor.keyId !== null ? { keyId: w.actor.keyId, ...w.idempotency } : undefined
+    const stored = claimed && claims.get(claimKey(claimed.keyId, claimed.key))
+    if (stored) {
+      if (stored.fingerprint !== claimed.fingerprint) return 'idempotency_key_reused'
+      return { ...(stored.answer as A), replayed: true }
+    }
+    const answered = answer()
+    if (claimed) {
+      const claim = { ...claimed, answer: answered }
+      claims.set(claimKey(claimed.keyId, claimed.key), claim)
+      newClaims.push(claim)
+    }
+    return { ...answered, replayed: false }
+  }
+
   const results = batch.map((w): StockResult => {
     switch (w.kind) {
       case 'set': {
         const entry = entries.get(w.petId)
         if (!entry) return 'not_found'
         if (w.precondition && !w.precondition(entry)) return 'precondition_failed'
-        change(entry, w.quantity, w.reason ?? 'adjustment', null, w.actor, w.note ?? null)
+        const quantity = changedQuantity(w, entry.quantity)
+        if (typeof quantity !== 'number') return quantity as Extract<ChangeRefusal, { refused: 'quantity_mismatch' }>
+        change(entry, quantity, w.reason ?? 'adjustment', null, w.actor, w.note ?? null)
         return entries.get(w.petId)!
       }
-      case 'place': {
-        const claimed = w.idempotency && w.actor.keyId !== null ? { keyId: w.actor.keyId, ...w.idempotency } : undefined
-        const stored = claimed && claims.get(claimKey(claimed.keyId, claimed.key))
-        if (stored) {
-          if (stored.fingerprint !== claimed.fingerprint) return 'idempotency_key_reused'
-          return { ...stored.placement, replayed: true }
-        }
-        const placement = place(w)
-        if (claimed) {
-          const claim = { ...claimed, placement }
-          claims.set(claimKey(claimed.keyId, claimed.key), claim)
-          newClaims.push(claim)
-        }
-        return { ...placement, replayed: false }
-      }
+      case 'changes':
+        return claiming(w, () => applyChanges(w))
+      case 'place':
+        return claiming(w, () => place(w))
       case 'transition': {
         const order = orders.get(w.orderId)
         if (!order) return 'not_found'

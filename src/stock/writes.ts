@@ -1,4 +1,4 @@
-import type { Actor, InventoryItem, Order, OrderStatus, SetReason } from '../domain.js'
+import type { Actor, DeltaReason, InventoryItem, Order, OrderStatus, SetReason } from '../domain.js'
 
 /** Decides, inside a write's own transaction, whether the write may apply to the entry as it is. */
 export type Precondition = (current: InventoryItem) => boolean
@@ -10,24 +10,71 @@ export interface IdempotencyClaim {
 }
 
 /**
- * Every write that changes stock, as the group commit carries it: a PATCH's new quantity, an order
- * placed, an order's status changed. They share commits, and are applied in submission order.
+ * One change of a quantity as a client states it: a set (a physical count, say), refused unless the
+ * entry holds `expectedQuantity` when one is given, or a delta (stock received, damaged, sold
+ * elsewhere), applied to whatever the entry holds. Its ledger row records the reason (adjustment
+ * when absent) and the note (null when absent). A later issue adds the location it applies at.
+ */
+export type StockChange =
+  | {
+      petId: bigint
+      quantity: number
+      expectedQuantity?: number | undefined
+      reason?: SetReason | undefined
+      note?: string | null | undefined
+    }
+  | { petId: bigint; delta: number; reason?: DeltaReason | undefined; note?: string | null | undefined }
+
+/** Why a change could not apply; nothing of it (nor of its batch) was written. */
+export type ChangeRefusal =
+  | { refused: 'not_found' }
+  /** A set's expectedQuantity is not what the entry holds. */
+  | { refused: 'quantity_mismatch'; found: number; expected: number }
+  /** A delta would take the quantity below zero. */
+  | { refused: 'insufficient_stock'; found: number; delta: number }
+  /** A delta would take the quantity past MAX_QUANTITY. */
+  | { refused: 'stock_overflow'; found: number; delta: number }
+
+/**
+ * What changes applied together answer: every resulting entry, in the order of the changes (with
+ * the batch's id, null for an adjustment alone), or the first change that could not apply.
+ */
+export type ChangesAnswer =
+  | { outcome: 'applied'; batchId: string | null; entries: InventoryItem[] }
+  | { outcome: 'refused'; index: number; refusal: ChangeRefusal }
+
+/**
+ * Every write that changes stock, as the group commit carries it: a PATCH's new quantity, changes
+ * applied all or nothing (an adjustment, a batch), an order placed, an order's status changed. They
+ * share commits, and are applied in submission order.
  */
 export type StockWrite =
   | {
       kind: 'set'
       petId: bigint
       quantity: number
+      /** Refused (quantity_mismatch) unless the entry holds this quantity. */
+      expectedQuantity?: number | undefined
       /** What its ledger row records: adjustment and no note when absent. */
       reason?: SetReason | undefined
       note?: string | null | undefined
       precondition?: Precondition | undefined
       actor: Actor
     }
+  | {
+      kind: 'changes'
+      /** Carried by every ledger row of the changes; null for an adjustment alone. */
+      batchId: string | null
+      changes: StockChange[]
+      actor: Actor
+      idempotency?: IdempotencyClaim | undefined
+    }
   | { kind: 'place'; petId: bigint; quantity: number; actor: Actor; idempotency?: IdempotencyClaim | undefined }
   | { kind: 'transition'; orderId: bigint; status: OrderStatus; actor: Actor }
 
-export type SetResult = InventoryItem | 'not_found' | 'precondition_failed'
+export type SetResult = InventoryItem | 'not_found' | 'precondition_failed' | Extract<ChangeRefusal, { refused: 'quantity_mismatch' }>
+
+export type ChangesResult = (ChangesAnswer & { replayed: boolean }) | 'idempotency_key_reused'
 
 /** What a placement answered; kept with its Idempotency-Key, so a replay answers the same. */
 export type Placement =
@@ -43,13 +90,15 @@ export type TransitionResult =
   | { refused: 'invalid_transition'; from: OrderStatus }
   | { refused: 'stock_overflow'; stock: number }
 
-export type StockResult = SetResult | PlaceResult | TransitionResult
+export type StockResult = SetResult | ChangesResult | PlaceResult | TransitionResult
 
 /** What each kind of write answers: the storage's writeStock resolves with the result of its write's kind. */
 export type ResultOf<W extends StockWrite> = W extends { kind: 'set' }
   ? SetResult
-  : W extends { kind: 'place' }
-    ? PlaceResult
-    : W extends { kind: 'transition' }
-      ? TransitionResult
-      : never
+  : W extends { kind: 'changes' }
+    ? ChangesResult
+    : W extends { kind: 'place' }
+      ? PlaceResult
+      : W extends { kind: 'transition' }
+        ? TransitionResult
+        : never

@@ -13,6 +13,7 @@ export const INVARIANTS = {
   seq_below_counter: 'ledger seqs (and jumps) are at or below the seq counter writers number from',
   seq_outside_jumps: 'no ledger row lies inside a jump (a restore, a bump-seq)',
   seq_after_pruned: 'no ledger row lies at or below the seq retention removed through',
+  batch_contiguous: "each batch's ledger rows are contiguous in seq order",
   order_stock: "each order's ledger rows agree with its status",
   ledger_order_exists: 'each ledger row of an order names an order that exists',
   webhook_cursor: "each webhook subscription's cursor is at or below the ledger's end",
@@ -20,6 +21,10 @@ export const INVARIANTS = {
 } as const
 
 export type Invariant = keyof typeof INVARIANTS
+
+/** The finding of a batch whose rows are not contiguous. */
+export const batchFinding = (rows: bigint | number | string, first: bigint | number | string, last: bigint | number | string) =>
+  `its ${rows} ledger rows lie between seqs ${first} and ${last}, with rows of others among them`
 
 /** One violation: the invariant, the ids involved (name=value), and what was found. */
 export interface Violation {

@@ -18,6 +18,7 @@ function row(seq: number): InventoryChange {
     reason: 'adjustment',
     note: null,
     orderId: null,
+    batchId: null,
     keyId: 1,
     requestId: 'r',
     at: '2026-01-01T00:00:00.000Z',

@@ -19,6 +19,7 @@ const row = (seq: bigint, petId: bigint): InventoryChange => ({
   reason: 'adjustment',
   note: null,
   orderId: null,
+  batchId: null,
   keyId: 1,
   requestId: null,
   at: '2026-01-01T00:00:00.000Z',

@@ -16,6 +16,7 @@ interface Row {
   quantity: number
   reason: string
   note: string | null
+  batchId: string | null
   requestId: string
 }
 
@@ -32,6 +33,7 @@ function normalise(text: string): string {
     .replace(/^id: (\d+)$/gm, (_, seq: string) => `id: ${fromStart(seq)}`)
     .replace(/"seq":(\d+)/g, (_, seq: string) => `"seq":${fromStart(seq)}`)
     .replace(/"(orderId|keyId)":\d+/g, '"$1":…')
+    .replace(/"batchId":"[0-9a-f-]{36}"/g, '"batchId":"…"')
     .replace(/"at":"([^"]*)"/g, (_, at: string) => `"at":"${at.replace(/\d/g, 'n')}"`)
 }
 
@@ -93,10 +95,13 @@ for (const backend of BACKENDS) {
       client = await openStream(baseUrl, { token })
       assert.equal(client.status, 200)
       await until(() => client!.blocks.length > 0, 5000, 'the preamble')
+      // The arrival is a batch's (it carries a batchId): a batch of that one change.
+      assert.equal(typeof arrival.batchId, 'string')
       await send(
-        'PATCH',
-        `/inventory/${arrival.petId}`,
-        `{"quantity":${arrival.quantity},"reason":${JSON.stringify(arrival.reason)},"note":${JSON.stringify(arrival.note)}}`,
+        'POST',
+        '/inventory/batch',
+        `{"changes":[{"petId":${arrival.petId},"delta":${arrival.quantity - arrival.previousQuantity},` +
+          `"reason":${JSON.stringify(arrival.reason)},"note":${JSON.stringify(arrival.note)}}]}`,
         arrival.requestId,
       )
       assert.equal(order.reason, 'order')

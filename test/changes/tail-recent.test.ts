@@ -18,6 +18,7 @@ const row = (seq: bigint, petId: bigint, note: string | null = null): InventoryC
   reason: 'adjustment',
   note,
   orderId: null,
+  batchId: null,
   keyId: 1,
   requestId: null,
   at: '2026-01-01T00:00:00.000Z',

@@ -6,7 +6,7 @@ import { importInventory, placeOrder, readAllChanges, setOrderStatus, type Inven
 
 const ABOVE_DOUBLE = 9007199254740993n
 const INT64_MIN = -9223372036854775808n
-const HEADER = 'SEQ\tAT\tREASON\tFROM\tTO\tORDER\tKEY\tREQUEST\tNOTE'
+const HEADER = 'SEQ\tAT\tREASON\tFROM\tTO\tORDER\tBATCH\tKEY\tREQUEST\tNOTE'
 /** A note as its cell shows it: backslash, tab, CR and LF escaped, and every other control as \u{…}, so one change stays one plain line. */
 const escaped = (note: string) =>
   note
@@ -24,6 +24,7 @@ const line = (c: InventoryChange) =>
     c.previousQuantity ?? '-',
     c.quantity,
     c.orderId ?? '-',
+    c.batchId?.slice(0, 8) ?? '-',
     c.keyId ?? '-',
     c.requestId ?? '-',
     c.note === null ? '-' : escaped(c.note),
@@ -71,7 +72,11 @@ for (const backend of BACKENDS) {
       assert.equal(result.code, 0, result.stderr)
       assert.equal(result.stdout, table(rows))
       const lines = result.stdout.trimEnd().split('\n')
-      assert.match(lines.at(-1)!, /^\d+\t\S+\timport\t-\t10\t-\t-\t-\t-$/, 'the creating import: no FROM, ORDER, KEY, REQUEST or NOTE')
+      assert.match(
+        lines.at(-1)!,
+        /^\d+\t\S+\timport\t-\t10\t-\t-\t-\t-\t-$/,
+        'the creating import: no FROM, ORDER, BATCH, KEY, REQUEST or NOTE',
+      )
       assert.ok(
         lines.some((l) => l.endsWith('\thistory-1\t-')),
         "the client's request id",
@@ -99,11 +104,11 @@ for (const backend of BACKENDS) {
       assert.equal(lines.length, 1 + notes.length + 2, 'one line per change: header, seven PATCHes, the import')
       const cells = lines.slice(1).map((l) => l.split('\t'))
       assert.ok(
-        cells.every((c) => c.length === 9),
-        'nine cells on every line',
+        cells.every((c) => c.length === 10),
+        'ten cells on every line',
       )
       assert.deepEqual(
-        cells.map((c) => [c[2], c[8]]),
+        cells.map((c) => [c[2], c[9]]),
         [
           ['return', '-'],
           ['arrival', 'bell\\u{7}, \\u{1b}[31mred\\u{1b}[0m, DEL\\u{7f}, C1\\u{9b}'],

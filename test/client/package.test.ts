@@ -362,7 +362,7 @@ export async function use(signal: AbortSignal): Promise<bigint> {
     assert.match(errors[2]!.text, /Type 'bigint' is not assignable to type 'number'/)
     assert.match(
       errors[3]!.text,
-      /Type '"order"' is not assignable to type '"adjustment" \| "arrival" \| "return" \| "count" \| undefined'/,
+      /Type '"order"' is not assignable to type '"adjustment" \| "arrival" \| "return" \| "count" \| "damage" \| "loss" \| undefined'/,
     )
     assert.match(errors[4]!.text, /Type '"not_fund"' is not comparable to type '.*"not_found".*'/)
   })

@@ -226,13 +226,14 @@ describe('verifyWebhook on a message signed here as Standard Webhooks says', () 
     reason: 'order',
     note: null,
     orderId: ABOVE_DOUBLES + 2n,
+    batchId: null,
     keyId: MAX - 1n,
     requestId: 'req-1',
     at: '2026-03-01T12:00:00.000Z',
   }
   const body = Buffer.from(
     `{"type":"inventory.changed","timestamp":"${row.at}","data":{"seq":${row.seq},"petId":${row.petId},"previousQuantity":7,` +
-      `"quantity":5,"reason":"order","note":null,"orderId":${row.orderId},"keyId":${row.keyId},"requestId":"req-1","at":"${row.at}"}}`,
+      `"quantity":5,"reason":"order","note":null,"orderId":${row.orderId},"batchId":null,"keyId":${row.keyId},"requestId":"req-1","at":"${row.at}"}}`,
   )
   const id = 'msg_0123456789abcdef_9007199254740993'
   const timestamp = String(Math.floor(Date.now() / 1000))

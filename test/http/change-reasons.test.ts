@@ -14,7 +14,7 @@ import {
   type InventoryChange,
 } from '../support/ledger-client.js'
 
-const SET_REASONS = ['adjustment', 'arrival', 'return', 'count'] as const
+const SET_REASONS = ['adjustment', 'arrival', 'return', 'count', 'damage', 'loss'] as const
 /** 500 code points, 1000 UTF-16 units: ajv's maxLength counts code points, as the contract says. */
 const EMOJI_500 = '🐕'.repeat(500)
 
@@ -56,6 +56,7 @@ for (const backend of BACKENDS) {
             reason,
             note: `${reason} of the day`,
             orderId: null,
+            batchId: null,
             keyId,
             requestId: `why-${reason}`,
             at: '',
@@ -104,7 +105,11 @@ for (const backend of BACKENDS) {
       const after = await lastSeq(suite.server, suite.token)
       const writes = Array.from({ length: 24 }, (_, i) => ({
         petId: 1 + (i % 3),
-        body: { quantity: 100 + i, ...(i % 5 === 0 ? {} : { reason: SET_REASONS[i % 4] }), ...(i % 3 === 0 ? {} : { note: `w${i}` }) },
+        body: {
+          quantity: 100 + i,
+          ...(i % 5 === 0 ? {} : { reason: SET_REASONS[i % SET_REASONS.length] }),
+          ...(i % 3 === 0 ? {} : { note: `w${i}` }),
+        },
         requestId: `batch-${i}`,
       }))
       const answers = await Promise.all(writes.map((w) => patch(w.petId, w.body, { 'x-request-id': w.requestId })))
@@ -168,7 +173,7 @@ for (const backend of BACKENDS) {
       for (const reason of ['order', 'gift']) {
         const res = await patch(2, { quantity: 1, reason })
         assertError(res, 400, 'invalid_request')
-        assert.match(res.body.message, /reason must be one of: adjustment, arrival, return, count$/, res.text)
+        assert.match(res.body.message, /reason must be one of: adjustment, arrival, return, count, damage, loss$/, res.text)
       }
       const long = await patch(2, { quantity: 1, note: 'n'.repeat(501) })
       assert.match(long.body.message, /note must NOT have more than 500 characters/, long.text)

@@ -133,6 +133,11 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
       phase: 'healthy',
       send: (s, token) => s.request('PATCH', '/v1/inventory/424242', { token, body: { quantity: 1 }, headers: anyTag }),
     },
+    409: {
+      phase: 'healthy',
+      code: 'quantity_mismatch',
+      send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 1, expectedQuantity: 999 }, headers: anyTag }),
+    },
     412: {
       phase: 'healthy',
       send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 1 }, headers: { 'if-match': '"stale"' } }),
@@ -163,6 +168,82 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     503: {
       phase: 'unavailable',
       send: (s, token) => s.request('PATCH', '/v1/inventory/1', { token, body: { quantity: 3 }, headers: anyTag }),
+    },
+  },
+  'POST /inventory/{petId}/adjustments': {
+    403: lacking('POST', '/v1/inventory/1/adjustments', notOther, { delta: 1 }),
+    400: { phase: 'healthy', send: (s, token) => s.request('POST', '/v1/inventory/1/adjustments', { token, body: { delta: 0 } }) },
+    401: { phase: 'healthy', send: (s) => s.request('POST', '/v1/inventory/1/adjustments', { body: { delta: 1 } }) },
+    404: { phase: 'healthy', send: (s, token) => s.request('POST', '/v1/inventory/424242/adjustments', { token, body: { delta: 1 } }) },
+    409: {
+      phase: 'healthy',
+      code: 'insufficient_stock',
+      send: (s, token) => s.request('POST', '/v1/inventory/2/adjustments', { token, body: { delta: -1000 } }),
+    },
+    413: {
+      phase: 'healthy',
+      send: (s, token) => s.request('POST', '/v1/inventory/1/adjustments', { token, rawBody: bigBody('delta'), headers: json }),
+    },
+    414: {
+      phase: 'healthy',
+      send: (s, token) => s.request('POST', `/v1/inventory/${longId}/adjustments`, { token, body: { delta: 1 } }),
+    },
+    415: {
+      phase: 'healthy',
+      send: (s, token) =>
+        s.request('POST', '/v1/inventory/1/adjustments', { token, rawBody: 'delta=1', headers: { 'content-type': 'text/plain' } }),
+    },
+    429: {
+      phase: 'limited',
+      send: (s, token) => twice(() => s.request('POST', '/v1/inventory/2/adjustments', { token, body: { delta: -1000 } })),
+    },
+    500: { phase: 'broken', send: (s, token) => s.request('POST', '/v1/inventory/1/adjustments', { token, body: { delta: 1 } }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('POST', '/v1/inventory/1/adjustments', { token, body: { delta: 1 } }) },
+  },
+  'POST /inventory/batch': {
+    403: lacking('POST', '/v1/inventory/batch', notOther, { changes: [{ petId: 1, delta: 1 }] }),
+    400: { phase: 'healthy', send: (s, token) => s.request('POST', '/v1/inventory/batch', { token, body: { changes: [] } }) },
+    401: { phase: 'healthy', send: (s) => s.request('POST', '/v1/inventory/batch', { body: { changes: [{ petId: 1, delta: 1 }] } }) },
+    404: {
+      phase: 'healthy',
+      send: (s, token) => s.request('POST', '/v1/inventory/batch', { token, body: { changes: [{ petId: 424242, delta: 1 }] } }),
+    },
+    409: {
+      phase: 'healthy',
+      code: 'insufficient_stock',
+      send: (s, token) =>
+        s.request('POST', '/v1/inventory/batch', {
+          token,
+          body: {
+            changes: [
+              { petId: 1, delta: 1 },
+              { petId: 2, delta: -1000 },
+            ],
+          },
+        }),
+    },
+    // Past the batch's own limit, 2 MiB (BATCH_BODY_LIMIT).
+    413: {
+      phase: 'healthy',
+      send: (s, token) =>
+        s.request('POST', '/v1/inventory/batch', { token, rawBody: `{"changes":[],"p":"${'x'.repeat(2_200_000)}"}`, headers: json }),
+    },
+    415: {
+      phase: 'healthy',
+      send: (s, token) =>
+        s.request('POST', '/v1/inventory/batch', { token, rawBody: 'changes', headers: { 'content-type': 'text/plain' } }),
+    },
+    429: {
+      phase: 'limited',
+      send: (s, token) => twice(() => s.request('POST', '/v1/inventory/batch', { token, body: { changes: [] } })),
+    },
+    500: {
+      phase: 'broken',
+      send: (s, token) => s.request('POST', '/v1/inventory/batch', { token, body: { changes: [{ petId: 1, delta: 1 }] } }),
+    },
+    503: {
+      phase: 'unavailable',
+      send: (s, token) => s.request('POST', '/v1/inventory/batch', { token, body: { changes: [{ petId: 1, delta: 1 }] } }),
     },
   },
   'GET /inventory/changes': {

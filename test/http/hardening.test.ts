@@ -72,6 +72,8 @@ for (const backend of BACKENDS) {
       listInventory: { method: 'GET', path: () => '/v1/inventory' },
       getInventoryItem: { method: 'GET', path: () => '/v1/inventory/1' },
       updateInventory: { method: 'PATCH', path: () => '/v1/inventory/1', body: { quantity: 9 } },
+      adjustInventory: { method: 'POST', path: () => '/v1/inventory/1/adjustments', body: { delta: 1 } },
+      applyInventoryBatch: { method: 'POST', path: () => '/v1/inventory/batch', body: { changes: [{ petId: 1, delta: 1 }] } },
       listInventoryChanges: { method: 'GET', path: () => '/v1/inventory/changes' },
       // Refused before the handler: a stream never opens (one that did would never end).
       streamInventoryChanges: { method: 'GET', path: () => '/v1/inventory/changes/stream' },

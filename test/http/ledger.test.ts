@@ -54,6 +54,7 @@ for (const backend of BACKENDS) {
         reason: 'adjustment',
         note: null,
         orderId: null,
+        batchId: null,
         keyId,
         requestId: res.headers.get('x-request-id'),
         at: row.at,

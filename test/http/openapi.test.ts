@@ -25,6 +25,8 @@ const OPERATIONS: Record<string, Record<string, string>> = {
   '/inventory/changes': { get: 'listInventoryChanges' },
   '/inventory/changes/stream': { get: 'streamInventoryChanges' },
   '/inventory/{petId}': { get: 'getInventoryItem', patch: 'updateInventory' },
+  '/inventory/{petId}/adjustments': { post: 'adjustInventory' },
+  '/inventory/batch': { post: 'applyInventoryBatch' },
   '/store/orders': { get: 'listOrders', post: 'placeOrder' },
   '/pets/{petId}': { get: 'getPetById' },
   '/store/orders/{orderId}': { get: 'getOrder', patch: 'updateOrder' },
@@ -43,6 +45,8 @@ const SCOPE_OF: Record<string, string | undefined> = {
   streamInventoryChanges: 'inventory:read',
   getInventoryItem: 'inventory:read',
   updateInventory: 'inventory:write',
+  adjustInventory: 'inventory:write',
+  applyInventoryBatch: 'inventory:write',
   listOrders: 'orders:read',
   getOrder: 'orders:read',
   placeOrder: 'orders:write',
@@ -168,6 +172,10 @@ describe('OpenAPI document and docs page (sqlite)', () => {
       'ChangeReason',
       'DeprecatedCalls',
       'Error',
+      'InventoryAdjustment',
+      'InventoryBatch',
+      'InventoryBatchChange',
+      'InventoryBatchResult',
       'InventoryChange',
       'InventoryItem',
       'InventoryUpdate',
@@ -199,6 +207,13 @@ describe('OpenAPI document and docs page (sqlite)', () => {
     assert.deepEqual([...schemas.InventoryItem.required].sort(), ['petId', 'quantity', 'status'])
     assert.equal(schemas.InventoryItem.properties.status.$ref, '#/components/schemas/PetStatus')
     assert.deepEqual(schemas.InventoryUpdate.required, ['quantity'])
+    assert.deepEqual(schemas.InventoryAdjustment.required, ['delta'])
+    assert.deepEqual(schemas.InventoryBatchChange.required, ['petId'])
+    assert.deepEqual(
+      [schemas.InventoryBatchChange.properties.petId.type, schemas.InventoryBatchChange.properties.petId.format],
+      ['integer', 'int64'],
+    )
+    assert.deepEqual([schemas.InventoryBatch.properties.changes.minItems, schemas.InventoryBatch.properties.changes.maxItems], [1, 1000])
     assert.deepEqual([...schemas.Error.required].sort(), ['code', 'message', 'status'])
     assert.deepEqual(schemas.Error.properties.code.enum, Object.keys(ERROR_CODES))
   })

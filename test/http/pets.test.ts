@@ -104,6 +104,7 @@ for (const backend of BACKENDS) {
           quantity: 0,
           reason: 'import',
           orderId: null,
+          batchId: null,
           keyId: null,
           requestId: null,
           note: null,

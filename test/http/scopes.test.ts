@@ -16,6 +16,8 @@ const OPERATIONS: { id: string; scope: Scope | null; method: string; path: strin
   // A stream that opened would never end: after=x is refused (400) once the scope has let it through.
   { id: 'streamInventoryChanges', scope: 'inventory:read', method: 'GET', path: '/v1/inventory/changes/stream?after=x' },
   { id: 'updateInventory', scope: 'inventory:write', method: 'PATCH', path: '/v1/inventory/1', body: { quantity: 'lots' } },
+  { id: 'adjustInventory', scope: 'inventory:write', method: 'POST', path: '/v1/inventory/1/adjustments', body: { delta: 'lots' } },
+  { id: 'applyInventoryBatch', scope: 'inventory:write', method: 'POST', path: '/v1/inventory/batch', body: { changes: [] } },
   { id: 'placeOrder', scope: 'orders:write', method: 'POST', path: '/v1/store/orders', body: { petId: 1, quantity: 0 } },
   { id: 'listOrders', scope: 'orders:read', method: 'GET', path: '/v1/store/orders' },
   { id: 'getOrder', scope: 'orders:read', method: 'GET', path: '/v1/store/orders/1' },

@@ -92,6 +92,7 @@ export const row = (
   reason,
   note,
   orderId,
+  batchId: null,
   keyId: who.keyId,
   requestId: who.requestId,
 })

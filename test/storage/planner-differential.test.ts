@@ -184,7 +184,7 @@ function claimsMade(batch: StockWrite[], results: StockResult[]): StoredClaim[] 
     const r = results[i] as PlaceResult
     if (w.kind !== 'place' || !w.idempotency || w.actor.keyId === null || r === 'idempotency_key_reused' || r.replayed) return
     const { replayed, ...placement } = r
-    made.push({ keyId: w.actor.keyId, key: w.idempotency.key, fingerprint: w.idempotency.fingerprint, placement })
+    made.push({ keyId: w.actor.keyId, key: w.idempotency.key, fingerprint: w.idempotency.fingerprint, answer: placement })
   })
   return made
 }
@@ -292,7 +292,7 @@ for (const backend of BACKENDS) {
               actor: { keyId: c.keyId, requestId: null },
               idempotency: { key: c.key, fingerprint: c.fingerprint },
             })
-            assert.deepEqual(normalised(replay, since), { ...c.placement, replayed: true }, 'a replayed claim')
+            assert.deepEqual(normalised(replay, since), { ...c.answer, replayed: true }, 'a replayed claim')
           }
           assert.equal(await storage.lastChangeSeq(), plan.lastChange)
         }),

@@ -12,9 +12,10 @@ export interface InventoryChange {
   petId: bigint
   previousQuantity: number | null
   quantity: number
-  reason: 'adjustment' | 'arrival' | 'return' | 'count' | 'import' | 'order' | 'cancellation'
+  reason: 'adjustment' | 'arrival' | 'return' | 'count' | 'damage' | 'loss' | 'import' | 'order' | 'cancellation'
   note: string | null
   orderId: number | null
+  batchId: string | null
   keyId: number | null
   requestId: string | null
   at: string
@@ -29,7 +30,19 @@ export interface Order {
   updatedAt: string
 }
 
-export const CHANGE_FIELDS = ['at', 'keyId', 'note', 'orderId', 'petId', 'previousQuantity', 'quantity', 'reason', 'requestId', 'seq']
+export const CHANGE_FIELDS = [
+  'at',
+  'batchId',
+  'keyId',
+  'note',
+  'orderId',
+  'petId',
+  'previousQuantity',
+  'quantity',
+  'reason',
+  'requestId',
+  'seq',
+]
 export const ORDER_FIELDS = ['id', 'petId', 'placedAt', 'quantity', 'status', 'updatedAt']
 /** RFC 3339 UTC with milliseconds, as the contract writes every time. */
 export const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
@@ -57,12 +70,19 @@ export function assertChangeShape(change: unknown): asserts change is InventoryC
   assert.ok(c.previousQuantity === null || Number.isSafeInteger(c.previousQuantity), 'previousQuantity')
   assert.ok(Number.isSafeInteger(c.quantity) && (c.quantity as number) >= 0, 'quantity')
   assert.ok(
-    ['adjustment', 'arrival', 'return', 'count', 'import', 'order', 'cancellation'].includes(c.reason as string),
+    ['adjustment', 'arrival', 'return', 'count', 'damage', 'loss', 'import', 'order', 'cancellation'].includes(c.reason as string),
     `reason ${String(c.reason)}`,
   )
   assert.ok(c.note === null || typeof c.note === 'string', 'note')
-  assert.ok(c.note === null || ['adjustment', 'arrival', 'return', 'count'].includes(c.reason as string), 'only a PATCH leaves a note')
+  assert.ok(
+    c.note === null || ['adjustment', 'arrival', 'return', 'count', 'damage', 'loss'].includes(c.reason as string),
+    "only a client's change leaves a note",
+  )
   assert.ok(c.orderId === null || Number.isSafeInteger(c.orderId), 'orderId')
+  assert.ok(
+    c.batchId === null || /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(String(c.batchId)),
+    'batchId',
+  )
   assert.ok(c.keyId === null || Number.isSafeInteger(c.keyId), 'keyId')
   assert.ok(c.requestId === null || typeof c.requestId === 'string', 'requestId')
   assert.match(String(c.at), TIME, 'at')

@@ -85,11 +85,55 @@ export interface paths {
         head?: never;
         /**
          * Set the stock quantity of one pet (experimental)
-         * @description Sets the stock quantity of one pet: new arrivals, returns, physical counts or manual adjustments. The status is left unchanged. The ledger row of the change (listInventoryChanges) records `reason` (`adjustment` when absent) and `note` (null when absent). The 200 is sent only after the change is committed durably.
+         * @description Sets the stock quantity of one pet: new arrivals, returns, physical counts or manual adjustments. The status is left unchanged. The ledger row of the change (listInventoryChanges) records `reason` (`adjustment` when absent) and `note` (null when absent). With `expectedQuantity`, the quantity is set only if the entry holds that quantity (409 `quantity_mismatch` otherwise); to add or remove units without reading first, use adjustInventory. The 200 is sent only after the change is committed durably.
          *
          *     **Experimental:** the request shape may change before this endpoint becomes stable.
          */
         patch: operations["updateInventory"];
+        trace?: never;
+    };
+    "/inventory/{petId}/adjustments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add or remove units of one pet (experimental)
+         * @description Adds `delta` units to the stock of one pet (a negative delta removes them), applied to whatever the entry holds when the change commits: no read first and no If-Match, so concurrent adjustments all count, across all instances. The quantity never goes below 0 (409 `insufficient_stock`) nor past 2147483647 (409 `stock_overflow`); then nothing changes. The ledger row records `reason` (`adjustment` when absent) and `note`. The 200 is sent only after the change is committed durably.
+         *
+         *     **Experimental:** the request shape may change before this endpoint becomes stable.
+         */
+        post: operations["adjustInventory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/inventory/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply many changes at once, all or nothing (experimental)
+         * @description Applies 1 to 1,000 changes in order, in one transaction: each a set (`quantity`, optionally with `expectedQuantity`) or a delta, with its own `reason` and `note`; the same pet may appear more than once. Either every change is applied or none is: a change that cannot apply is answered 409 (or 404 for an unknown pet) with a message that starts with its place, `changes[17]: `, and says why. The ledger rows of a batch are contiguous in `seq` and carry its `batchId`, as the changes feed, the stream, webhooks and brokers show them. The body may be up to 2 MiB. The 200 is sent only after the batch is committed durably.
+         *
+         *     **Experimental:** the request shape may change before this endpoint becomes stable.
+         */
+        post: operations["applyInventoryBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/store/orders": {
@@ -359,24 +403,140 @@ export interface components {
          * @example {
          *       "quantity": 7
          *     }
+         * @example {
+         *       "quantity": 11,
+         *       "expectedQuantity": 12,
+         *       "reason": "count",
+         *       "note": "Shelf count, aisle 4"
+         *     }
          */
         InventoryUpdate: {
             /** @description Stock count, an integer from 0 to 2147483647. */
             quantity: number;
+            /** @description Set only if the entry holds exactly this quantity when the change applies; otherwise 409 `quantity_mismatch`, whose message names the quantity found, and nothing changes. A compare-and-set by value, without reading the ETag first. */
+            expectedQuantity?: number;
             /**
-             * @description Why the quantity is set, recorded on its ledger row: `arrival` (stock arrived), `return` (stock came back), `count` (a physical count), `adjustment` (anything else; the default). The store's own reasons, `order`, `cancellation` and `import`, cannot be given.
+             * @description Why the quantity is set, recorded on its ledger row: `arrival` (stock arrived), `return` (stock came back), `count` (a physical count), `damage` (units damaged), `loss` (units lost: theft, expiry, a miscount found), `adjustment` (anything else; the default). The store's own reasons, `order`, `cancellation` and `import`, cannot be given.
              * @default adjustment
              * @enum {string}
              */
-            reason?: "adjustment" | "arrival" | "return" | "count";
+            reason?: "adjustment" | "arrival" | "return" | "count" | "damage" | "loss";
             /** @description Free text recorded on the ledger row as given, up to 500 characters (Unicode code points: an emoji outside the Basic Multilingual Plane counts as one). NUL (U+0000) and unpaired surrogates are refused. Omit it for no note. */
             note?: string;
         };
         /**
-         * @description Why the quantity changed: `adjustment`, `arrival`, `return` or `count` (updateInventory, as its `reason` said; `adjustment` by default), `import` (the operator's `petstore import inventory`), `order` (placeOrder took the stock), `cancellation` (a cancelled order gave it back).
+         * @description Units added to or removed from one entry, and why. Unknown fields are rejected.
+         * @example {
+         *       "delta": 12,
+         *       "reason": "arrival",
+         *       "note": "Delivery 2026-12-05, 12 bags"
+         *     }
+         * @example {
+         *       "delta": -2,
+         *       "reason": "damage",
+         *       "note": "Torn bags"
+         *     }
+         */
+        InventoryAdjustment: {
+            /** @description Units to add (positive) or remove (negative): a non-zero int32. Applied to whatever the entry holds when the change applies, with no read first: never below 0 (409 `insufficient_stock`) nor past 2147483647 (409 `stock_overflow`). */
+            delta: number;
+            /**
+             * @description Why the quantity moves, recorded on its ledger row: `arrival`, `return`, `damage`, `loss` or `adjustment` (the default). `count` states a whole quantity, so it goes with a set (`quantity`), not a delta.
+             * @default adjustment
+             * @enum {string}
+             */
+            reason?: "adjustment" | "arrival" | "return" | "damage" | "loss";
+            /** @description Free text recorded on the ledger row as given, up to 500 characters (Unicode code points: an emoji outside the Basic Multilingual Plane counts as one). NUL (U+0000) and unpaired surrogates are refused. Omit it for no note. */
+            note?: string;
+        };
+        /** @description One change of a batch: exactly one of `quantity` (a set, optionally with `expectedQuantity`) and `delta`. Unknown fields are rejected. */
+        InventoryBatchChange: {
+            /**
+             * Format: int64
+             * @description Identifier of the pet (a signed 64-bit integer, exact over the whole range). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+             * @example 9007199254740992
+             */
+            petId: bigint;
+            /** @description Set the quantity to this (a count, say). Not with `delta`. */
+            quantity?: number;
+            /** @description Set only if the entry holds exactly this quantity when the change applies; otherwise 409 `quantity_mismatch`, whose message names the quantity found, and nothing changes. A compare-and-set by value, without reading the ETag first. */
+            expectedQuantity?: number;
+            /** @description Units to add (positive) or remove (negative): a non-zero int32. Applied to whatever the entry holds when the change applies, with no read first: never below 0 (409 `insufficient_stock`) nor past 2147483647 (409 `stock_overflow`). Not with `quantity`. */
+            delta?: number;
+            /**
+             * @description Why the quantity is set, recorded on its ledger row: `arrival` (stock arrived), `return` (stock came back), `count` (a physical count), `damage` (units damaged), `loss` (units lost: theft, expiry, a miscount found), `adjustment` (anything else; the default). The store's own reasons, `order`, `cancellation` and `import`, cannot be given.
+             * @default adjustment
+             * @enum {string}
+             */
+            reason?: "adjustment" | "arrival" | "return" | "count" | "damage" | "loss";
+            /** @description Free text recorded on the ledger row as given, up to 500 characters (Unicode code points: an emoji outside the Basic Multilingual Plane counts as one). NUL (U+0000) and unpaired surrogates are refused. Omit it for no note. */
+            note?: string;
+        };
+        /**
+         * @description Changes applied all or nothing, in one transaction.
+         * @example {
+         *       "changes": [
+         *         {
+         *           "petId": 9007199254740992,
+         *           "delta": 12,
+         *           "reason": "arrival",
+         *           "note": "Delivery 2026-12-05"
+         *         },
+         *         {
+         *           "petId": 7,
+         *           "quantity": 40,
+         *           "expectedQuantity": 42,
+         *           "reason": "count"
+         *         },
+         *         {
+         *           "petId": 9007199254740992,
+         *           "delta": -1,
+         *           "reason": "damage"
+         *         }
+         *       ]
+         *     }
+         */
+        InventoryBatch: {
+            /** @description 1 to 1000 changes, applied in this order (the same pet may appear more than once). */
+            changes: components["schemas"]["InventoryBatchChange"][];
+        };
+        /**
+         * @description A batch applied and committed.
+         * @example {
+         *       "batchId": "3f6c2a9e-5b1d-4e7a-8c0f-2d9b7e6a1c54",
+         *       "entries": [
+         *         {
+         *           "petId": 9007199254740992,
+         *           "quantity": 24,
+         *           "status": "available"
+         *         },
+         *         {
+         *           "petId": 7,
+         *           "quantity": 40,
+         *           "status": "available"
+         *         },
+         *         {
+         *           "petId": 9007199254740992,
+         *           "quantity": 23,
+         *           "status": "available"
+         *         }
+         *       ]
+         *     }
+         */
+        InventoryBatchResult: {
+            /**
+             * Format: uuid
+             * @description The batch's id, which each of its ledger rows carries (InventoryChange.batchId).
+             */
+            batchId: string;
+            /** @description The entry each change left, in the order of the changes (a pet named twice appears twice). */
+            entries: components["schemas"]["InventoryItem"][];
+        };
+        /**
+         * @description Why the quantity changed: `adjustment`, `arrival`, `return`, `count`, `damage` or `loss` (updateInventory, adjustInventory or applyInventoryBatch, as its `reason` said; `adjustment` by default), `import` (the operator's `petstore import inventory`), `order` (placeOrder took the stock), `cancellation` (a cancelled order gave it back).
          * @enum {string}
          */
-        ChangeReason: "adjustment" | "arrival" | "return" | "count" | "import" | "order" | "cancellation";
+        ChangeReason: "adjustment" | "arrival" | "return" | "count" | "damage" | "loss" | "import" | "order" | "cancellation";
         /**
          * @description One row of the ledger: every change to a quantity has exactly one, written in the same transaction.
          * @example {
@@ -387,6 +547,7 @@ export interface components {
          *       "reason": "arrival",
          *       "note": "Delivery 2026-11-26, pallet 3",
          *       "orderId": null,
+         *       "batchId": "3f6c2a9e-5b1d-4e7a-8c0f-2d9b7e6a1c54",
          *       "keyId": 2,
          *       "requestId": "0b9c2f5e-4d1a-4c8e-9f3b-7a6d5e4c3b2a",
          *       "at": "2026-11-26T12:00:00.000Z"
@@ -399,6 +560,7 @@ export interface components {
          *       "reason": "order",
          *       "note": null,
          *       "orderId": 48213,
+         *       "batchId": null,
          *       "keyId": 3,
          *       "requestId": "checkout-7f3a9c",
          *       "at": "2026-11-26T12:00:05.250Z"
@@ -425,6 +587,8 @@ export interface components {
             note: string | null;
             /** @description The order, for reasons `order` and `cancellation`; otherwise null. */
             orderId: bigint | null;
+            /** @description The batch the change was part of (applyInventoryBatch): every change of one batch carries its id, and their rows are contiguous in `seq`, so a consumer can tell one batch of 400 changes from 400 changes. Null for a change made alone. */
+            batchId: string | null;
             /** @description The id of the API key that made the change (as `petstore keys list` shows it); null for the CLI. */
             keyId: bigint | null;
             /** @description The request's id (its X-Request-Id response header); null for the CLI. */
@@ -805,10 +969,10 @@ export interface components {
          */
         Error: {
             /**
-             * @description Machine-readable error code, stable across releases: `invalid_request` (400), `destination_refused` (400), `unauthorized` (401), `insufficient_scope` (403), `not_found` (404), `method_not_allowed` (405), `request_timeout` (408), `insufficient_stock` (409), `idempotency_key_reused` (409), `invalid_transition` (409), `key_name_taken` (409), `webhook_limit_reached` (409), `gone` (410), `cursor_expired` (410), `precondition_failed` (412), `payload_too_large` (413), `uri_too_long` (414), `unsupported_media_type` (415), `precondition_required` (428), `rate_limited` (429), `too_many_streams` (429), `headers_too_large` (431), `internal_error` (500), `service_unavailable` (503).
+             * @description Machine-readable error code, stable across releases: `invalid_request` (400), `destination_refused` (400), `unauthorized` (401), `insufficient_scope` (403), `not_found` (404), `method_not_allowed` (405), `request_timeout` (408), `insufficient_stock` (409), `stock_overflow` (409), `quantity_mismatch` (409), `idempotency_key_reused` (409), `invalid_transition` (409), `key_name_taken` (409), `webhook_limit_reached` (409), `gone` (410), `cursor_expired` (410), `precondition_failed` (412), `payload_too_large` (413), `uri_too_long` (414), `unsupported_media_type` (415), `precondition_required` (428), `rate_limited` (429), `too_many_streams` (429), `headers_too_large` (431), `internal_error` (500), `service_unavailable` (503).
              * @enum {string}
              */
-            code: "invalid_request" | "destination_refused" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "request_timeout" | "insufficient_stock" | "idempotency_key_reused" | "invalid_transition" | "key_name_taken" | "webhook_limit_reached" | "gone" | "cursor_expired" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "precondition_required" | "rate_limited" | "too_many_streams" | "headers_too_large" | "internal_error" | "service_unavailable";
+            code: "invalid_request" | "destination_refused" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "request_timeout" | "insufficient_stock" | "stock_overflow" | "quantity_mismatch" | "idempotency_key_reused" | "invalid_transition" | "key_name_taken" | "webhook_limit_reached" | "gone" | "cursor_expired" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "precondition_required" | "rate_limited" | "too_many_streams" | "headers_too_large" | "internal_error" | "service_unavailable";
             /** @description Human-readable description of the error. */
             message: string;
             /** @description The HTTP status code of the response. */
@@ -884,7 +1048,7 @@ export interface operations {
                  */
                 petId?: bigint;
                 /** @description Only changes with this reason. */
-                reason?: "adjustment" | "arrival" | "return" | "count" | "import" | "order" | "cancellation";
+                reason?: "adjustment" | "arrival" | "return" | "count" | "damage" | "loss" | "import" | "order" | "cancellation";
             };
             header?: never;
             path?: never;
@@ -1044,11 +1208,11 @@ export interface operations {
                      *
                      *     id: 1043
                      *     event: change
-                     *     data: {"seq":1043,"petId":9007199254740993,"previousQuantity":12,"quantity":20,"reason":"arrival","note":"Delivery 2026-11-26, pallet 3","orderId":null,"keyId":2,"requestId":"0b9c2f5e-4d1a-4c8e-9f3b-7a6d5e4c3b2a","at":"2026-11-26T12:00:00.000Z"}
+                     *     data: {"seq":1043,"petId":9007199254740993,"previousQuantity":12,"quantity":20,"reason":"arrival","note":"Delivery 2026-11-26, pallet 3","orderId":null,"batchId":"3f6c2a9e-5b1d-4e7a-8c0f-2d9b7e6a1c54","keyId":2,"requestId":"0b9c2f5e-4d1a-4c8e-9f3b-7a6d5e4c3b2a","at":"2026-11-26T12:00:00.000Z"}
                      *
                      *     id: 1044
                      *     event: change
-                     *     data: {"seq":1044,"petId":9007199254740993,"previousQuantity":20,"quantity":18,"reason":"order","note":null,"orderId":48213,"keyId":3,"requestId":"checkout-7f3a9c","at":"2026-11-26T12:00:05.250Z"}
+                     *     data: {"seq":1044,"petId":9007199254740993,"previousQuantity":20,"quantity":18,"reason":"order","note":null,"orderId":48213,"batchId":null,"keyId":3,"requestId":"checkout-7f3a9c","at":"2026-11-26T12:00:05.250Z"}
                      *
                      *     : heartbeat
                      */
@@ -1523,6 +1687,18 @@ export interface operations {
             };
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
+            /** @description `quantity_mismatch`: the entry does not hold `expectedQuantity`; the message names what it holds (nothing changed). */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description If-Match does not hold: the entry has changed since its ETag was read. Nothing changed. */
             412: {
                 headers: {
@@ -1571,6 +1747,356 @@ export interface operations {
             };
             /** @description The service runs with REQUIRE_IF_MATCH=true and the request has no If-Match. */
             428: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the window resets and the request may be retried. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Unexpected failure; the body says nothing about internals. */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adjustInventory: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: 1 to 255 printable ASCII characters (a UUID, say), scoped to the API key and kept at least 24 hours. A request with the same key and the same body gets the first answer again (status, body and headers, errors included) with `Idempotent-Replayed: true`, and applies nothing; the same key with another body is 409 `idempotency_key_reused`.
+                 * @example 5f0c6d1e-8a4b-4c2d-9e7f-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /**
+                 * @description The pet: a decimal int64 in canonical form (no leading zeros, no exponent). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 9007199254740992
+                 */
+                petId: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InventoryAdjustment"];
+            };
+        };
+        responses: {
+            /** @description The entry as the adjustment left it, once committed durably. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of the exact response bytes: equal on every instance and across restarts, and changed whenever the representation changes. */
+                    ETag?: string;
+                    /** @description Sent when this is the answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InventoryItem"];
+                };
+            };
+            /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope this operation needs (code `insufficient_scope`); the request was not read and nothing changed. */
+            403: {
+                headers: {
+                    /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The requested resource could not be found. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description `insufficient_stock`: removing `-delta` units would take the quantity below 0; `stock_overflow`: adding `delta` would take it past 2147483647 (nothing changed, each message names the quantity found); `idempotency_key_reused`: the Idempotency-Key was used with another request. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than 8192 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the window resets and the request may be retried. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Unexpected failure; the body says nothing about internals. */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    applyInventoryBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: 1 to 255 printable ASCII characters (a UUID, say), scoped to the API key and kept at least 24 hours. A request with the same key and the same body gets the first answer again (status, body and headers, errors included) with `Idempotent-Replayed: true`, and applies nothing; the same key with another body is 409 `idempotency_key_reused`.
+                 * @example 5f0c6d1e-8a4b-4c2d-9e7f-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InventoryBatch"];
+            };
+        };
+        responses: {
+            /** @description Every entry the changes left, in their order, once the batch is committed durably. */
+            200: {
+                headers: {
+                    /** @description Sent when this is the answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InventoryBatchResult"];
+                };
+            };
+            /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope this operation needs (code `insufficient_scope`); the request was not read and nothing changed. */
+            403: {
+                headers: {
+                    /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The requested resource could not be found. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description A change could not apply, and nothing of the batch was written; the message names it (`changes[17]: `): `insufficient_stock` (a delta would take the quantity below 0), `stock_overflow` (past 2147483647), `quantity_mismatch` (the entry does not hold `expectedQuantity`; the message names what it holds). `idempotency_key_reused`: the Idempotency-Key was used with another request. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -1747,7 +2273,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: 1 to 255 printable ASCII characters (a UUID, say), scoped to the API key and kept at least 24 hours. A request with the same key and the same body gets the first answer again (status, body and Location, errors included) with `Idempotent-Replayed: true`, and places nothing; the same key with another body is 409 `idempotency_key_reused`.
+                 * @description Makes a retry safe: 1 to 255 printable ASCII characters (a UUID, say), scoped to the API key and kept at least 24 hours. A request with the same key and the same body gets the first answer again (status, body and headers, errors included) with `Idempotent-Replayed: true`, and places nothing; the same key with another body is 409 `idempotency_key_reused`.
                  * @example 5f0c6d1e-8a4b-4c2d-9e7f-1a2b3c4d5e6f
                  */
                 "Idempotency-Key"?: string;

@@ -1,5 +1,5 @@
 import type { OrderStatus } from '../../domain.js'
-import { type CheckCounts, type InvariantChecks, orderFinding, type Report } from '../invariants.js'
+import { batchFinding, type CheckCounts, type InvariantChecks, orderFinding, type Report } from '../invariants.js'
 import type { PostgresConnection, Run } from './connection.js'
 
 /*
@@ -49,6 +49,10 @@ const ORDER_MOVES = `WITH moves AS (
   UNION ALL
   SELECT m.order_id::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, m.first_seq::text
   FROM moves AS m WHERE NOT EXISTS (SELECT 1 FROM orders WHERE id = m.order_id)`
+
+/** Batches whose rows are not one run of seqs (a suffix of one, after retention, still is). */
+const BATCHES_SPLIT = `SELECT batch_id, count(*)::text AS n, min(seq)::text AS first, max(seq)::text AS last
+  FROM inventory_changes WHERE batch_id IS NOT NULL GROUP BY batch_id HAVING max(seq) - min(seq) + 1 <> count(*)`
 
 const WEBHOOKS_PAST_END = `WITH e AS (SELECT greatest(coalesce((SELECT max(seq) FROM inventory_changes), 0),
     (SELECT pruned_through FROM ledger_retention)) AS seq)
@@ -129,6 +133,13 @@ async function checkAll(run: Run, report: Report): Promise<CheckCounts> {
       invariant: 'seq_after_pruned',
       ids: { seq: big(r.seq), pet: big(r.pet) },
       found: `retention removed every row through ${r.pruned}`,
+    })
+
+  for await (const r of cursorRows(run, BATCHES_SPLIT))
+    report({
+      invariant: 'batch_contiguous',
+      ids: { batch: String(r.batch_id) },
+      found: batchFinding(String(r.n), String(r.first), String(r.last)),
     })
 
   const pruned = sizes!.pruned === 'true'

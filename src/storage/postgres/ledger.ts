@@ -11,7 +11,7 @@ import { type ChangeRow, toChange } from './rows.js'
 
 /** The columns a read of the ledger takes (with `trace_context` only when asked: ChangeQuery.traceContexts). */
 export const CHANGE_COLUMNS =
-  'seq::text AS seq, pet_id::text AS pet_id, previous_quantity, quantity, reason, note, order_id::text AS order_id, key_id, request_id, at'
+  'seq::text AS seq, pet_id::text AS pet_id, previous_quantity, quantity, reason, note, order_id::text AS order_id, batch_id, key_id, request_id, at'
 
 export function postgresLedger(db: PostgresConnection): LedgerReads {
   return {
@@ -47,10 +47,10 @@ export function postgresLedger(db: PostgresConnection): LedgerReads {
   }
 }
 
-/** The parameter type of each column of an inserted ledger row, seq to trace_context. */
-const CHANGE_ARRAYS = ['bigint', 'bigint', 'integer', 'integer', 'text', 'bigint', 'integer', 'text', 'text', 'text']
+/** The parameter type of each column of an inserted ledger row, seq to batch_id. */
+const CHANGE_ARRAYS = ['bigint', 'bigint', 'integer', 'integer', 'text', 'bigint', 'integer', 'text', 'text', 'text', 'text']
 
-/** A stock batch's ledger rows as one array per column, seq to trace_context (CHANGE_ARRAYS' order). */
+/** A stock batch's ledger rows as one array per column, seq to batch_id (CHANGE_ARRAYS' order). */
 export function changeArrays(changes: InventoryChange[]): unknown[] {
   return [
     changes.map((c) => String(c.seq)),
@@ -63,6 +63,7 @@ export function changeArrays(changes: InventoryChange[]): unknown[] {
     changes.map((c) => c.requestId),
     changes.map((c) => c.note),
     changes.map((c) => c.traceContext ?? null),
+    changes.map((c) => c.batchId),
   ]
 }
 
@@ -73,7 +74,7 @@ export function changeArrays(changes: InventoryChange[]): unknown[] {
  */
 export function insertPlanChanges(first: number, at: number): string {
   const arrays = CHANGE_ARRAYS.map((type, i) => `$${first + i}::${type}[]`).join(', ')
-  return `INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, order_id, key_id, request_id, note, trace_context, at)
+  return `INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, order_id, key_id, request_id, note, trace_context, batch_id, at)
          SELECT v.*, $${at} FROM unnest(${arrays}) AS v`
 }
 

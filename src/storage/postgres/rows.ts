@@ -1,6 +1,5 @@
 import type { ChangeReason, DeprecatedCalls, InventoryChange, InventoryItem, Order, OrderStatus, PetStatus } from '../../domain.js'
-import { claimKey, placementOf, type StoredClaim } from '../../stock/claims.js'
-import type { Placement } from '../../stock/writes.js'
+import { answerOf, claimKey, type StoredAnswer, type StoredClaim } from '../../stock/claims.js'
 import { scopesOf } from '../key-scopes.js'
 import type { ApiKey } from '../ports.js'
 
@@ -35,6 +34,7 @@ export interface ChangeRow {
   reason: ChangeReason
   note: string | null
   order_id: string | null
+  batch_id: string | null
   key_id: number | null
   request_id: string | null
   at: Date
@@ -53,9 +53,10 @@ export interface ClaimRow {
   key_id: number
   idempotency_key: string
   fingerprint: string
-  outcome: Placement['outcome']
+  outcome: StoredAnswer['outcome']
   order_id: string | null
   available: number | null
+  answer: string | null
   pet_id: string | null
   quantity: number | null
   placed_at: Date | null
@@ -87,6 +88,7 @@ export const toChange = (r: ChangeRow): InventoryChange => {
     reason: r.reason,
     note: r.note,
     orderId: r.order_id === null ? null : BigInt(r.order_id),
+    batchId: r.batch_id,
     keyId: r.key_id,
     requestId: r.request_id,
     at: r.at.toISOString(),
@@ -108,10 +110,11 @@ export const toItem = (r: ItemRow): InventoryItem => ({ petId: BigInt(r.pet_id),
 
 /** A claim with its key in the batch's claims map (claimKey). */
 export const toClaim = (r: ClaimRow): [string, StoredClaim] => {
-  const placement = placementOf({
+  const answer = answerOf({
     outcome: r.outcome,
     orderId: r.order_id === null ? null : BigInt(r.order_id),
     available: r.available,
+    answer: r.answer,
     order: r.pet_id === null ? undefined : { petId: BigInt(r.pet_id), quantity: r.quantity!, placedAt: r.placed_at!.toISOString() },
   })
   return [
@@ -120,7 +123,7 @@ export const toClaim = (r: ClaimRow): [string, StoredClaim] => {
       keyId: r.key_id,
       key: r.idempotency_key,
       fingerprint: r.fingerprint,
-      placement,
+      answer,
     },
   ]
 }

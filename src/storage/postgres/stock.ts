@@ -1,5 +1,5 @@
 import type { Order, PetStatus } from '../../domain.js'
-import { claimKey, IDEMPOTENCY_TTL_MS, storedPlacement } from '../../stock/claims.js'
+import { claimKey, IDEMPOTENCY_TTL_MS, storedAnswer } from '../../stock/claims.js'
 import { type BatchPlan, type BatchState, batchReads, planBatch } from '../../stock/planner.js'
 import type { StockResult, StockWrite } from '../../stock/writes.js'
 import { GroupCommit } from '../group-commit.js'
@@ -23,7 +23,9 @@ export function postgresStock(db: PostgresConnection): StockWrites & { drain(): 
     // Batches in flight at once name different pets: a flash sale (every order for one pet) commits
     // one large batch at a time instead of many that conflict and are planned again under the lock.
     // An order moved by id names its pet only once read; a conflict there is still caught and replanned.
-    touches: (write) => (write.kind === 'transition' ? `order ${write.orderId}` : write.petId),
+    // Changes name their first pet: an adjustment its only one; a batch's others may still conflict.
+    touches: (write) =>
+      write.kind === 'transition' ? `order ${write.orderId}` : write.kind === 'changes' ? write.changes[0]!.petId : write.petId,
   })
   return stockWritesThrough(groupCommit)
 }
@@ -31,8 +33,8 @@ export function postgresStock(db: PostgresConnection): StockWrites & { drain(): 
 /**
  * One transaction, one commit, for a whole batch, applied in submission order. A batch of plain
  * PATCHes is one call of set_inventory_quantities (migration 007, 017): one round trip. Anything else
- * (If-Match preconditions, orders) is read in one statement, planned, and applied by one call of
- * apply_stock_plan (migration 010, 017), which holds the inventory_version lock only for itself and
+ * (If-Match preconditions, compare quantities, changes, orders) is read in one statement, planned, and
+ * applied by one call of apply_stock_plan (migration 010, 017, 019), which holds the inventory_version lock only for itself and
  * applies the plan only if what it was made from is unchanged: two round trips, none under the
  * lock. When another writer changed it meanwhile, the batch is planned again the sure way: the lock
  * first, like every inventory writer (see lockInventory), then the reads, which no other writer can
@@ -40,7 +42,7 @@ export function postgresStock(db: PostgresConnection): StockWrites & { drain(): 
  */
 async function commitStockWrites(db: PostgresConnection, batch: StockWrite[], deadline: number): Promise<StockResult[]> {
   const at = new Date()
-  const plain = batch.every((w) => w.kind === 'set' && !w.precondition)
+  const plain = batch.every((w) => w.kind === 'set' && !w.precondition && w.expectedQuantity === undefined)
   if (plain) {
     const sets = batch as Extract<StockWrite, { kind: 'set' }>[]
     const rows = await db.withConnection(deadline, (run) =>
@@ -110,7 +112,7 @@ async function applyUnlocked(run: Run, batch: StockWrite[], at: Date): Promise<S
   const claimed = reads.claims.map((c) => claimsMade.get(claimKey(c.keyId, c.key)) ?? null)
   const orderIds = [...reads.orderIds]
   const [result] = await run<{ applied: boolean; change_shift: string; order_shift: string }>(
-    `SELECT applied, change_shift::text, order_shift::text FROM apply_stock_plan(${Array.from({ length: 38 }, (_, i) => `$${i + 1}`).join(', ')})`,
+    `SELECT applied, change_shift::text, order_shift::text FROM apply_stock_plan(${Array.from({ length: 40 }, (_, i) => `$${i + 1}`).join(', ')})`,
     [
       String(state.lastChange),
       String(state.lastOrder),
@@ -150,7 +152,7 @@ async function readUnlocked(run: Run, reads: ReturnType<typeof batchReads>, sinc
           'status', o.status, 'placed_at', o.placed_at, 'updated_at', o.updated_at)), '[]') FROM o) AS orders,
        (SELECT coalesce(json_agg(json_build_object('key_id', c.key_id, 'idempotency_key', c.idempotency_key,
           'fingerprint', c.fingerprint, 'outcome', c.outcome, 'order_id', c.order_id::text, 'available', c.available,
-          'pet_id', po.pet_id::text, 'quantity', po.quantity, 'placed_at', po.placed_at,
+          'answer', c.answer, 'pet_id', po.pet_id::text, 'quantity', po.quantity, 'placed_at', po.placed_at,
           'made', ((extract(epoch FROM c.created_at) * 1000000)::bigint)::text)), '[]')
           FROM unnest($3::integer[], $4::text[]) AS k(key_id, idempotency_key)
           JOIN idempotency_keys AS c USING (key_id, idempotency_key)
@@ -207,7 +209,7 @@ function shiftOrderIds(results: StockResult[], readOrder: bigint, shift: bigint)
 async function readClaims(run: Run, claims: { keyId: number; key: string }[], at: Date, state: BatchState) {
   const since = new Date(at.getTime() - IDEMPOTENCY_TTL_MS)
   const rows = await run<ClaimRow>(
-    `SELECT c.key_id, c.idempotency_key, c.fingerprint, c.outcome, c.order_id::text AS order_id, c.available,
+    `SELECT c.key_id, c.idempotency_key, c.fingerprint, c.outcome, c.order_id::text AS order_id, c.available, c.answer,
          o.pet_id::text AS pet_id, o.quantity, o.placed_at
        FROM unnest($1::integer[], $2::text[]) AS k(key_id, idempotency_key)
        JOIN idempotency_keys AS c USING (key_id, idempotency_key)
@@ -230,7 +232,7 @@ async function readClaims(run: Run, claims: { keyId: number; key: string }[], at
  */
 function planParameters(plan: BatchPlan, at: Date): unknown[] {
   const { quantities, newOrders, changedOrders, changes, claims } = plan
-  const stored = claims.map((c) => storedPlacement(c.placement))
+  const stored = claims.map((c) => storedAnswer(c.answer))
   return [
     [...quantities.keys()].map(String),
     [...quantities.values()],
@@ -250,6 +252,7 @@ function planParameters(plan: BatchPlan, at: Date): unknown[] {
     stored.map((p) => p.outcome),
     stored.map((p) => (p.orderId === null ? null : String(p.orderId))),
     stored.map((p) => p.available),
+    stored.map((p) => p.answer),
   ]
 }
 
@@ -261,18 +264,18 @@ async function writePlan(run: Run, plan: BatchPlan, at: Date) {
          WHERE i.pet_id = v.pet_id AND cardinality($1::bigint[]) > 0
        ), placed AS (
          INSERT INTO orders (id, pet_id, quantity, status, placed_at, updated_at)
-         SELECT id, pet_id, quantity, status, $21, $21 FROM unnest($3::bigint[], $4::bigint[], $5::integer[], $6::text[]) AS v(id, pet_id, quantity, status)
+         SELECT id, pet_id, quantity, status, $22, $22 FROM unnest($3::bigint[], $4::bigint[], $5::integer[], $6::text[]) AS v(id, pet_id, quantity, status)
        ), moved AS (
-         UPDATE orders AS o SET status = v.status, updated_at = $21 FROM unnest($7::bigint[], $8::text[]) AS v(id, status) WHERE o.id = v.id
+         UPDATE orders AS o SET status = v.status, updated_at = $22 FROM unnest($7::bigint[], $8::text[]) AS v(id, status) WHERE o.id = v.id
        ), logged AS (
-         ${insertPlanChanges(9, 21)}
+         ${insertPlanChanges(9, 22)}
        ), claimed AS (
-         INSERT INTO idempotency_keys (key_id, idempotency_key, fingerprint, outcome, order_id, available, created_at)
-         SELECT v.*, $21 FROM unnest($22::integer[], $23::text[], $24::text[], $25::text[], $26::bigint[], $27::integer[]) AS v
+         INSERT INTO idempotency_keys (key_id, idempotency_key, fingerprint, outcome, order_id, available, answer, created_at)
+         SELECT v.*, $22 FROM unnest($23::integer[], $24::text[], $25::text[], $26::text[], $27::bigint[], $28::integer[], $29::text[]) AS v
          ON CONFLICT (key_id, idempotency_key) DO UPDATE SET fingerprint = excluded.fingerprint, outcome = excluded.outcome,
-           order_id = excluded.order_id, available = excluded.available, created_at = excluded.created_at
+           order_id = excluded.order_id, available = excluded.available, answer = excluded.answer, created_at = excluded.created_at
        )
-       UPDATE inventory_version SET last_change = $19, last_order = $20`,
+       UPDATE inventory_version SET last_change = $20, last_order = $21`,
     planParameters(plan, at),
   )
 }

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3'
 import type { OrderStatus } from '../../domain.js'
-import { type CheckCounts, type InvariantChecks, orderFinding, type Report } from '../invariants.js'
+import { batchFinding, type CheckCounts, type InvariantChecks, orderFinding, type Report } from '../invariants.js'
 import { endLongRead, type SqliteConnection } from './connection.js'
 
 /*
@@ -22,6 +22,10 @@ const ROWS_IN_JUMPS = `SELECT c.seq, c.pet_id, j.after_seq, j.through_seq
 
 const ROWS_PRUNED = `SELECT c.seq, c.pet_id, r.pruned_through
   FROM ledger_retention AS r JOIN inventory_changes AS c ON c.seq <= r.pruned_through`
+
+/** Batches whose rows are not one run of seqs (a suffix of one, after retention, still is). */
+const BATCHES_SPLIT = `SELECT batch_id, count(*), min(seq), max(seq) FROM inventory_changes WHERE batch_id IS NOT NULL
+  GROUP BY batch_id HAVING max(seq) - min(seq) + 1 <> count(*)`
 
 /** Every order beside the ledger rows that name it, and the rows naming no order. */
 const ORDER_MOVES = `WITH moves AS (
@@ -105,6 +109,13 @@ function checkAll(db: Database.Database, report: Report): CheckCounts {
       invariant: 'seq_after_pruned',
       ids: { seq: seq as bigint, pet: petId as bigint },
       found: `retention removed every row through ${pruned}`,
+    })
+
+  for (const [batchId, n, first, last] of rows(db, BATCHES_SPLIT))
+    report({
+      invariant: 'batch_contiguous',
+      ids: { batch: batchId as string },
+      found: batchFinding(n as bigint, first as bigint, last as bigint),
     })
 
   const pruned = (db.prepare('SELECT pruned_through FROM ledger_retention').pluck().safeIntegers().get() as bigint) > 0n

@@ -17,6 +17,7 @@ export type ChangeRow = [
   reason: string,
   note: string | null,
   orderId: bigint | null,
+  batchId: string | null,
   keyId: bigint | null,
   requestId: string | null,
   at: string,
@@ -33,7 +34,7 @@ export interface KeyRow {
 }
 
 export const ORDER_COLUMNS = 'id, pet_id, quantity, status, placed_at, updated_at'
-export const CHANGE_COLUMNS = 'seq, pet_id, previous_quantity, quantity, reason, note, order_id, key_id, request_id, at'
+export const CHANGE_COLUMNS = 'seq, pet_id, previous_quantity, quantity, reason, note, order_id, batch_id, key_id, request_id, at'
 /** With the row's trace context (ChangeQuery.traceContexts; and every insert). */
 export const TRACED_CHANGE_COLUMNS = `${CHANGE_COLUMNS}, trace_context`
 
@@ -60,6 +61,7 @@ export const toChange = ([
   reason,
   note,
   orderId,
+  batchId,
   keyId,
   requestId,
   at,
@@ -73,6 +75,7 @@ export const toChange = ([
     reason: reason as ChangeReason,
     note,
     orderId,
+    batchId,
     keyId: keyId === null ? null : Number(keyId),
     requestId,
     at,

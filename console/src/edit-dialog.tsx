@@ -1,25 +1,80 @@
-import { type InventoryItem, type InventoryUpdate, PetstoreError } from 'petstore-client'
+import {
+  type InventoryAdjustment,
+  type InventoryItem,
+  type InventoryUpdate,
+  PetstoreConnectionError,
+  PetstoreError,
+  PetstoreUnknownOutcomeError,
+} from 'petstore-client'
 import { useEffect, useRef, useState } from 'preact/hooks'
+import { useLiveChanges } from './live.js'
 import { describeProblem } from './problems.js'
 import { api } from './session.js'
 import { Problem } from './parts.js'
 
-type Reason = NonNullable<InventoryUpdate['reason']>
+type SetReason = NonNullable<InventoryUpdate['reason']>
+type MoveReason = NonNullable<InventoryAdjustment['reason']>
+/** What the number in the dialog means: the new quantity, or units that arrived or went. */
+type Mode = 'set' | 'receive' | 'remove'
+
+const MAX = 2147483647
+/** Each kind of change: its field's label, the reasons it offers (a set: the four it always had, then damage and loss), and the preselected one. */
+const MODES: { mode: Mode; label: string; field: string; reasons: SetReason[]; preselected: SetReason }[] = [
+  {
+    mode: 'set',
+    label: 'Set to',
+    field: 'Quantity',
+    reasons: ['arrival', 'return', 'count', 'adjustment', 'damage', 'loss'],
+    preselected: 'count',
+  },
+  { mode: 'receive', label: 'Receive', field: 'Units to receive', reasons: ['arrival', 'return', 'adjustment'], preselected: 'arrival' },
+  { mode: 'remove', label: 'Remove', field: 'Units to remove', reasons: ['damage', 'loss', 'adjustment'], preselected: 'damage' },
+]
+
+/** A whole number typed in a field (digits only, spaces around allowed), or undefined. */
+const wholeNumber = (text: string) => (/^\s*\d{1,10}\s*$/.test(text) ? Number(text) : undefined)
+
+/** Whether a failed adjustment may have been applied all the same (no answer, or a failure on the way). */
+const uncertain = (error: unknown) =>
+  error instanceof PetstoreUnknownOutcomeError ||
+  error instanceof PetstoreConnectionError ||
+  (error instanceof PetstoreError && error.status >= 500)
+
+/** A random UUID v4 (crypto.randomUUID exists only in secure contexts; getRandomValues everywhere). */
+function newKey(): string {
+  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID()
+  const b = crypto.getRandomValues(new Uint8Array(16))
+  b[6] = (b[6]! & 0x0f) | 0x40
+  b[8] = (b[8]! & 0x3f) | 0x80
+  const hex = [...b].map((x) => x.toString(16).padStart(2, '0')).join('')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
 
 /**
- * Sets one entry's quantity, conditionally: the save carries the ETag of the entry as the dialog read
- * it, so a change made meanwhile (another member of staff, an order) is not overwritten unseen; the
- * dialog then shows the current quantity and lets the user apply theirs over it, or discard it.
+ * Changes one entry's stock: sets its quantity, or receives or removes a number of units.
+ *
+ * A set is conditional: the save carries the ETag of the entry as the dialog read it, so a change made
+ * meanwhile (another member of staff, an order) is not overwritten unseen; the dialog then shows the
+ * current quantity and lets the user apply theirs over it, or discard it. Receiving and removing are
+ * adjustments (a delta), which need no ETag: they add to or take from whatever the entry holds then,
+ * and the service refuses one that would take it below zero or past the maximum, in words shown here.
+ * Each is sent with an Idempotency-Key, kept while the same adjustment is saved again after the service
+ * did not answer, so that saving again cannot count the units twice.
  */
 export function EditDialog({ item, onClose }: { item: InventoryItem; onClose: (saved: boolean) => void }) {
   const dialog = useRef<HTMLDialogElement>(null)
   const [etag, setEtag] = useState<string | undefined>()
+  const [current, setCurrent] = useState<number | undefined>()
+  const [mode, setMode] = useState<Mode>('set')
   const [quantity, setQuantity] = useState(String(item.quantity))
-  const [reason, setReason] = useState<Reason>('count')
+  const [units, setUnits] = useState('')
+  const [reason, setReason] = useState<SetReason>('count')
   const [note, setNote] = useState('')
   const [conflict, setConflict] = useState<InventoryItem | undefined>()
   const [problem, setProblem] = useState<string | undefined>()
   const [busy, setBusy] = useState(false)
+  // The adjustment last sent without a certain outcome, and the Idempotency-Key it went with.
+  const pending = useRef<{ body: string; key: string } | undefined>(undefined)
   // Every way out goes through the dialog's close(), so the browser returns focus to the button that
   // opened it (removing an open dialog would leave focus nowhere), and the outcome is reported at once,
   // Escape's too (its cancel event). Not from the close event: the browser fires it with the next frame,
@@ -38,32 +93,68 @@ export function EditDialog({ item, onClose }: { item: InventoryItem; onClose: (s
     dialog.current?.showModal()
     api.inventory
       .get(item.petId)
-      .then((current) => {
-        setEtag(current.etag)
-        setQuantity(String(current.item.quantity))
+      .then((read) => {
+        setEtag(read.etag)
+        setCurrent(read.item.quantity)
+        setQuantity(String(read.item.quantity))
       })
       .catch((error) => setProblem(describeProblem(error)))
   }, [item.petId])
+  // What the entry holds, as it changes anywhere while the dialog is open (the ETag stays as read).
+  useLiveChanges((change) => change.petId === item.petId && setCurrent(change.quantity))
+
+  const shown = MODES.find((m) => m.mode === mode)!
+  const choose = (next: Mode) => {
+    setMode(next)
+    setReason(MODES.find((m) => m.mode === next)!.preselected)
+    setProblem(undefined)
+  }
+  const withNote = () => (note.trim() ? { note: note.trim() } : {})
 
   const save = async (ifMatch: string | undefined) => {
-    const value = Number(quantity)
-    if (!Number.isInteger(value) || value < 0 || value > 2147483647)
-      return setProblem('The quantity is a whole number from 0 to 2147483647.')
+    const value = wholeNumber(quantity)
+    if (value === undefined || value > MAX) return setProblem(`The quantity is a whole number from 0 to ${MAX}.`)
     setBusy(true)
     setProblem(undefined)
     try {
-      await api.inventory.set(item.petId, { quantity: value, reason, ...(note.trim() ? { note: note.trim() } : {}) }, { ifMatch })
+      await api.inventory.set(item.petId, { quantity: value, reason, ...withNote() }, { ifMatch })
       finish(true)
     } catch (error) {
       if (error instanceof PetstoreError && error.code === 'precondition_failed') {
-        const current = await api.inventory.get(item.petId).catch(() => undefined)
-        setConflict(current?.item)
-        setEtag(current?.etag)
+        const read = await api.inventory.get(item.petId).catch(() => undefined)
+        setConflict(read?.item)
+        setEtag(read?.etag)
       } else setProblem(describeProblem(error))
     } finally {
       setBusy(false)
     }
   }
+
+  const move = async () => {
+    const count = wholeNumber(units)
+    if (count === undefined || count < 1 || count > MAX) return setProblem(`The number of units is a whole number from 1 to ${MAX}.`)
+    const adjustment: InventoryAdjustment = { delta: mode === 'remove' ? -count : count, reason: reason as MoveReason, ...withNote() }
+    const body = JSON.stringify(adjustment)
+    const key = pending.current?.body === body ? pending.current.key : newKey()
+    setBusy(true)
+    setProblem(undefined)
+    try {
+      await api.inventory.adjust(item.petId, adjustment, { idempotencyKey: key })
+      pending.current = undefined
+      finish(true)
+    } catch (error) {
+      pending.current = uncertain(error) ? { body, key } : undefined
+      setProblem(uncertain(error) ? `${describeProblem(error)} Saving it again is safe: the units count once.` : describeProblem(error))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  const after =
+    mode === 'set' || current === undefined || wholeNumber(units) === undefined
+      ? undefined
+      : current + (mode === 'remove' ? -1 : 1) * wholeNumber(units)!
+  const settable = mode !== 'set' || etag !== undefined
 
   return (
     <dialog ref={dialog} aria-labelledby="edit-title" onCancel={() => finish(false)} onClose={() => finish(false)}>
@@ -71,30 +162,48 @@ export function EditDialog({ item, onClose }: { item: InventoryItem; onClose: (s
         method="dialog"
         onSubmit={(e) => {
           e.preventDefault()
-          void save(etag)
+          if (busy || !settable) return
+          void (mode === 'set' ? save(etag) : move())
         }}
       >
         <h3 id="edit-title">Edit pet {String(item.petId)}</h3>
-        <label for="edit-quantity">Quantity</label>
-        {/* Read-only until the entry and its ETag are read, so the read cannot overwrite what was typed. */}
+        <fieldset class="modes">
+          <legend>Change</legend>
+          {MODES.map((m) => (
+            <label key={m.mode} class="check">
+              <input type="radio" name="edit-mode" value={m.mode} checked={mode === m.mode} onChange={() => choose(m.mode)} />
+              {m.label}
+            </label>
+          ))}
+        </fieldset>
+        <label for="edit-quantity">{shown.field}</label>
+        {/* A set's field is read-only until the entry and its ETag are read, so the read cannot overwrite what was typed. */}
         <input
           id="edit-quantity"
           inputMode="numeric"
+          autocomplete="off"
+          autofocus
           required
-          readOnly={etag === undefined}
-          value={quantity}
-          onInput={(e) => setQuantity(e.currentTarget.value)}
+          aria-describedby="edit-stock"
+          readOnly={mode === 'set' && etag === undefined}
+          value={mode === 'set' ? quantity : units}
+          onInput={(e) => (mode === 'set' ? setQuantity : setUnits)(e.currentTarget.value)}
         />
+        <p id="edit-stock" class="hint">
+          {current === undefined ? 'Reading the entry…' : `In stock now: ${current}`}
+          {after !== undefined && after >= 0 && after <= MAX && `; after this: ${after}`}
+        </p>
         <label for="edit-reason">Reason</label>
-        <select id="edit-reason" value={reason} onChange={(e) => setReason(e.currentTarget.value as Reason)}>
-          <option value="arrival">arrival</option>
-          <option value="return">return</option>
-          <option value="count">count</option>
-          <option value="adjustment">adjustment</option>
+        <select id="edit-reason" value={reason} onChange={(e) => setReason(e.currentTarget.value as SetReason)}>
+          {shown.reasons.map((r) => (
+            <option key={r} value={r}>
+              {r}
+            </option>
+          ))}
         </select>
         <label for="edit-note">Note</label>
         <input id="edit-note" maxLength={500} value={note} onInput={(e) => setNote(e.currentTarget.value)} />
-        {conflict && (
+        {conflict && mode === 'set' && (
           <div role="alert" class="conflict">
             <p>
               Someone changed this entry meanwhile: its quantity is now <strong>{conflict.quantity}</strong>.
@@ -112,7 +221,7 @@ export function EditDialog({ item, onClose }: { item: InventoryItem; onClose: (s
           <button type="button" onClick={() => finish(false)}>
             Cancel
           </button>
-          <button type="submit" disabled={busy || etag === undefined || conflict !== undefined}>
+          <button type="submit" disabled={busy || !settable || (mode === 'set' && conflict !== undefined)}>
             Save
           </button>
         </div>

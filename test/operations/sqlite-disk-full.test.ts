@@ -85,6 +85,18 @@ describe('SQLite on a full disk (real tmpfs)', { skip }, () => {
     // More writes of every kind: all refused alike, none half-written.
     const order = await server.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 5 } })
     assert.equal(order.status, 503, order.text)
+    const adjusted = await server.request('POST', '/v1/inventory/2/adjustments', { token, body: { delta: 3 } })
+    assert.equal(adjusted.status, 503, adjusted.text)
+    // A batch with an Idempotency-Key: refused whole, and its key not taken (a retry later applies it).
+    const batch = {
+      changes: [
+        { petId: 2, delta: 1 },
+        { petId: 2, delta: -2, reason: 'damage' },
+      ],
+    }
+    const retryKey = { 'idempotency-key': 'batch-during-the-fault' }
+    const batched = await server.request('POST', '/v1/inventory/batch', { token, body: batch, headers: retryKey })
+    assert.equal(batched.status, 503, batched.text)
     for (let i = 0; i < 20; i++) assert.equal((await patch(5000 + i)).status, 503)
     // The CLI's writes meet it too: the fault's words, exit 1, nothing imported.
     const cli = await runCli(['import', 'inventory', inventoryFile([{ petId: 3, quantity: 5, status: 'available' }])], {
@@ -114,6 +126,9 @@ describe('SQLite on a full disk (real tmpfs)', { skip }, () => {
     }
     assert.equal((await patch(77)).status, 200)
     assert.equal((await server.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 5 } })).status, 201)
+    const retried = await server.request('POST', '/v1/inventory/batch', { token, body: batch, headers: retryKey })
+    assert.equal(retried.status, 200, retried.text)
+    assert.equal(retried.headers.get('idempotent-replayed'), null, 'the refused attempt stored no answer')
     assert.equal((await scrape(metricsUrl)).value('petstore_database_fault', { cause: 'disk_full' }), 0)
 
     // Said once when it began and once when it ended; nothing at error, no stack, no line per refusal.
@@ -140,6 +155,17 @@ describe('SQLite on a full disk (real tmpfs)', { skip }, () => {
     assert.deepEqual(
       orders.map((o) => o.petId),
       [2n],
+    )
+    // Pet 2: the order placed after the fault, then the retried batch's two rows; nothing of the refused ones.
+    assert.deepEqual(
+      (await readAllChanges(server, token, { petId: 2n }))
+        .filter((c) => c.reason !== 'import')
+        .map((c) => [c.reason, c.quantity, c.batchId === (retried.body as { batchId: string }).batchId]),
+      [
+        ['order', 999_995, false],
+        ['adjustment', 999_996, true],
+        ['damage', 999_994, true],
+      ],
     )
     const ledger = (await readAllChanges(server, token, { petId: 1n })).filter((c) => c.reason !== 'import').map((c) => c.quantity)
     const patches = Array.from({ length: acknowledged - 999 }, (_, i) => 1000 + i).filter((q) => q >= 1000)

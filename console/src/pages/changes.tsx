@@ -11,6 +11,8 @@ const REASONS: [ChangeReason, string][] = [
   ['arrival', 'Arrival'],
   ['return', 'Return'],
   ['count', 'Count'],
+  ['damage', 'Damage'],
+  ['loss', 'Loss'],
   ['adjustment', 'Adjustment'],
   ['order', 'Order'],
   ['cancellation', 'Cancellation'],

@@ -6,6 +6,7 @@
 import { execFileSync, spawn } from 'node:child_process'
 import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
+import { isDeepStrictEqual } from 'node:util'
 import type { Backend } from './backends.js'
 import { CONNECTIONS, ORDER_STOCK, SMALL_INVENTORY } from './config.js'
 import { startClients, type Clients } from './live-children.js'
@@ -15,16 +16,24 @@ import { checkGet, checkOrder, checkPatch, makeDataset, type Running, serviceEnv
 
 export interface CpuScenario {
   id: string
-  kind: 'get' | 'patch' | 'order'
+  kind: 'get' | 'patch' | 'order' | 'adjust' | 'batch'
   /** Requests per measurement. */
   requests: number
   /** Change streams each build holds open while it is measured. */
   streams: number
+  /** wrk's connections (CONNECTIONS unless given): a batch's few, as 64 batches of 1,000 in flight made answers wait past wrk's 2 s. */
+  connections?: number
 }
 
-/** The pet every PATCH names and the pet every order names: one hot pet each, the unfriendly case. */
+/**
+ * The pet every PATCH names, the pet every order names and the pet every adjustment names: one hot pet
+ * each, the unfriendly case. A batch names BATCH_PETS pets from the adjustments' on, each ten times.
+ */
 const PATCH_PET = 1
 const ORDER_PET = 2
+const ADJUST_PET = 3
+const BATCH_CHANGES = 1000
+const BATCH_PETS = 90
 const STREAMS = 100
 
 export const SCENARIOS: readonly CpuScenario[] = [
@@ -32,6 +41,9 @@ export const SCENARIOS: readonly CpuScenario[] = [
   { id: 'patch-one', kind: 'patch', requests: 5_000, streams: 0 },
   { id: 'order-one', kind: 'order', requests: 5_000, streams: 0 },
   { id: 'patch-one-100-streams', kind: 'patch', requests: 5_000, streams: STREAMS },
+  // Issue 46; they join the guard's run once bench/baseline has the routes (GUARD_SCENARIOS names others).
+  { id: 'adjust-one', kind: 'adjust', requests: 5_000, streams: 0 },
+  { id: 'batch-1000', kind: 'batch', requests: 200, streams: 0, connections: 4 },
 ]
 
 /** The build under test and the pinned earlier build it is judged against (bench/baseline). */
@@ -113,6 +125,7 @@ export async function startTargets(
       await checkGet(target.running, dataset)
       await checkOrder(target.running, dataset, true)
       await checkPatch(target.running, dataset)
+      await checkStockMoves(target.running)
     }
     return { list, clients, stop }
   } catch (error) {
@@ -121,22 +134,50 @@ export async function startTargets(
   }
 }
 
+/** An adjustment and a batch of two answer as the API says (each takes a unit from a pet of ORDER_STOCK). */
+async function checkStockMoves(running: Running): Promise<void> {
+  const post = async (path: string, body: unknown, expected: unknown) => {
+    const res = await fetch(`${running.server.baseUrl}/v1/inventory/${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${running.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(10_000),
+    })
+    const text = await res.text()
+    const answer = res.status === 200 ? (JSON.parse(text) as Record<string, unknown>) : undefined
+    const got = answer && ('entries' in answer ? (answer.entries as { quantity: number }[]).map((e) => e.quantity) : answer.quantity)
+    if (!isDeepStrictEqual(got, expected))
+      throw new Error(
+        `${running.server.label}: POST /v1/inventory/${path} -> ${res.status} ${text.slice(0, 300)}, expected ${JSON.stringify(expected)}`,
+      )
+  }
+  await post(`${ADJUST_PET}/adjustments`, { delta: -1 }, ORDER_STOCK - 1)
+  const changes = [
+    { petId: ADJUST_PET, delta: -1 },
+    { petId: ADJUST_PET + 1, delta: -1 },
+  ]
+  await post('batch', { changes }, [ORDER_STOCK - 2, ORDER_STOCK - 1])
+}
+
 /** What guard.lua prints once its requests are answered; SIGINT then makes wrk stop and report. */
 const DONE = 'guard: requests done'
 const SCRIPT = fileURLToPath(new URL('../../bench/guard.lua', import.meta.url))
 /** Generous: the slowest target (PostgreSQL's orders) answers 2,000 requests a second even on a busy machine. */
 const WRK_SECONDS = 60
 
-/** `requests` requests of the scenario's kind with wrk -t1 -c64; the target's CPU ns per answered request. */
+/** `requests` requests of the scenario's kind with wrk -t1 -c64 (or its own); the target's CPU ns per answered request. */
 async function measure(scenario: CpuScenario, running: Running): Promise<CpuSample> {
   const path = scenario.kind === 'order' ? '/v1/store/orders' : '/v1/inventory'
+  const pet = { get: PATCH_PET, patch: PATCH_PET, order: ORDER_PET, adjust: ADJUST_PET, batch: ADJUST_PET }[scenario.kind]
   const env = {
     ...process.env,
     GUARD_KIND: scenario.kind,
-    GUARD_PET: String(scenario.kind === 'order' ? ORDER_PET : PATCH_PET),
+    GUARD_PET: String(pet),
     GUARD_REQUESTS: String(scenario.requests),
+    GUARD_BATCH: String(BATCH_CHANGES),
+    GUARD_BATCH_PETS: String(BATCH_PETS),
   }
-  const args = ['-t1', `-c${CONNECTIONS}`, `-d${WRK_SECONDS}s`, '--latency', '-s', SCRIPT]
+  const args = ['-t1', `-c${scenario.connections ?? CONNECTIONS}`, `-d${WRK_SECONDS}s`, '--latency', '-s', SCRIPT]
   args.push('-H', `Authorization: Bearer ${running.token}`, `${running.server.baseUrl}${path}`)
   const before = await cpuNsOf(running.server.pid)
   const startedNs = process.hrtime.bigint()

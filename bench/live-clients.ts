@@ -39,11 +39,23 @@ let bytes = 0
 let closed = 0
 const arrivals = new Map<string, number[]>()
 
-function count(chunk: Buffer): number {
+/**
+ * The events that end in `chunk`: `edge` is the end of the socket's previous chunk (fewer bytes than
+ * the marker), so a marker that a chunk boundary splits is counted once, with the chunk it ends in
+ * (at 100,000 events a second a read of 64 KiB splits one about every twentieth time).
+ */
+function count(edge: Buffer, chunk: Buffer): number {
+  const text = edge.length === 0 ? chunk : Buffer.concat([edge, chunk])
   let n = 0
-  for (let at = chunk.indexOf(CHANGE); at !== -1; at = chunk.indexOf(CHANGE, at + CHANGE.length)) n++
+  for (let at = text.indexOf(CHANGE); at !== -1; at = text.indexOf(CHANGE, at + CHANGE.length)) n++
   return n
 }
+
+/** The last bytes of what a socket has read, fewer than the marker: the start of a marker the next chunk may end. */
+const edgeOf = (edge: Buffer, chunk: Buffer): Buffer =>
+  chunk.length >= CHANGE.length - 1
+    ? Buffer.from(chunk.subarray(chunk.length - (CHANGE.length - 1)))
+    : Buffer.concat([edge, chunk]).subarray(-(CHANGE.length - 1))
 
 /** One stream: resolves once the 200 status line and the first bytes after the headers have come. */
 function openOne(request: OpenRequest): Promise<void> {
@@ -52,6 +64,7 @@ function openOne(request: OpenRequest): Promise<void> {
     let head = ''
     let open = false
     let carry = ''
+    let edge: Buffer = Buffer.alloc(0)
     const timer = setTimeout(() => fail(new Error(`no answer within ${OPEN_TIMEOUT_MS} ms`)), OPEN_TIMEOUT_MS)
     function fail(error: Error): void {
       clearTimeout(timer)
@@ -83,7 +96,8 @@ function openOne(request: OpenRequest): Promise<void> {
         chunk = Buffer.from(head.slice(end + 4), 'latin1')
       }
       bytes += chunk.length
-      events += count(chunk)
+      events += count(edge, chunk)
+      edge = edgeOf(edge, chunk)
       if (!request.record) return
       const text = carry + chunk.toString('latin1')
       const last = text.lastIndexOf('\n\n')

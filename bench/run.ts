@@ -1,8 +1,8 @@
 // `npm run bench`: wrk against the service and, in the same run, two ceilings doing the same job from
 // memory (bare node:http and a minimal Fastify app), per scenario and backend; then the live-changes
-// group, the message-broker group, the tracing group, the 1,000,000-entry section and, when
-// BENCH_SCENARIOS names them, the ledger-size section and the console's first page
-// (`BENCH_SCENARIOS=console`, `brokers` or `tracing` alone runs only that). Writes bench/RESULTS.md.
+// group, the message-broker group, the tracing group, the stock-moves group, the 1,000,000-entry
+// section and, when BENCH_SCENARIOS names them, the ledger-size section and the console's first page
+// (`BENCH_SCENARIOS=console`, `brokers`, `tracing` or `stock` alone runs only that). Writes bench/RESULTS.md.
 import { existsSync, rmSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -91,6 +91,19 @@ import {
   type RunInfo,
 } from './report.js'
 import {
+  renderStock,
+  runStock,
+  selectStock,
+  STOCK_GROUP,
+  STOCK_PART_IDS,
+  stockBudgetMs,
+  stockConsole,
+  stockGoals,
+  stockOnly,
+  writeStockSection,
+  type StockResult,
+} from './stock-moves.js'
+import {
   TRACING_GROUP,
   renderTracing,
   runTracing,
@@ -138,6 +151,8 @@ const KNOWN_IDS: readonly string[] = [
   LIVE_GROUP,
   BROKERS_GROUP,
   TRACING_GROUP,
+  STOCK_GROUP,
+  ...STOCK_PART_IDS,
   LEDGER_GROUP,
   CONSOLE_GROUP,
 ]
@@ -153,12 +168,14 @@ const LIVE = selectLive(SCENARIO_IDS)
 const BROKERS = selectBrokers(SCENARIO_IDS)
 /** The tracing group (bench/tracing.ts): in a default run, or when BENCH_SCENARIOS names `tracing`. */
 const TRACING = selectTracing(SCENARIO_IDS)
+/** The stock-moves group (bench/stock-moves.ts): in a default run, or the scenarios of `stock` (or its parts) BENCH_SCENARIOS names. */
+const STOCK = selectStock(SCENARIO_IDS)
 /** The ledger-size section (bench/ledger-size.ts): only when BENCH_SCENARIOS names `ledger`. */
 const LEDGER = selectLedger(SCENARIO_IDS)
 /** The console's first page at 1,000,000 entries (bench/console-first-page.ts): only when BENCH_SCENARIOS names `console`. */
 const CONSOLE = selectConsole(SCENARIO_IDS)
-/** The 1,000,000-entry section, unless BENCH_HUGE=0 or BENCH_SCENARIOS names only `console`, only `brokers` or only `tracing` (which then runs alone). */
-const HUGE = RUN_HUGE && !consoleOnly(SCENARIO_IDS) && !brokersOnly(SCENARIO_IDS) && !tracingOnly(SCENARIO_IDS)
+/** The 1,000,000-entry section, unless BENCH_HUGE=0 or BENCH_SCENARIOS names only `console`, only `brokers`, only `tracing` or only `stock` (which then runs alone). */
+const HUGE = RUN_HUGE && !consoleOnly(SCENARIO_IDS) && !brokersOnly(SCENARIO_IDS) && !tracingOnly(SCENARIO_IDS) && !stockOnly(SCENARIO_IDS)
 const CEILINGS: readonly Ceiling[] = ['fastify', 'bare']
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -295,6 +312,7 @@ async function main(): Promise<number> {
   let live: LiveResult | undefined
   let brokers: BrokersResult | undefined
   let tracing: TracingResult | undefined
+  let stock: StockResult | undefined
   let ledger: LedgerResult | undefined
   let consoleResult: ConsoleResult | undefined
   try {
@@ -355,6 +373,8 @@ async function main(): Promise<number> {
 
     if (TRACING) tracing = await runTracing(CLI, BACKENDS, dir, log, info.loadAverage)
 
+    if (STOCK.length > 0) stock = await runStock(CLI, BACKENDS, STOCK, dir, log, info.loadAverage)
+
     if (HUGE) {
       log(`1M: generating ${HUGE_INVENTORY} entries (JSON and CSV)`)
       const hugeSet = await makeDataset(dir, HUGE_INVENTORY, true)
@@ -372,7 +392,7 @@ async function main(): Promise<number> {
     await rm(dir, { recursive: true, force: true })
   }
 
-  // A run of the live-changes group, the broker group, the tracing group, the ledger-size section or the console section alone replaces only its
+  // A run of the live-changes group, the broker group, the tracing group, the stock-moves group, the ledger-size section or the console section alone replaces only its
   // section of RESULTS.md; any other run rewrites the file, keeping the ledger-size and console sections when
   // they did not run (they are not in a default run).
   if (rows.length > 0 || huge.length > 0) {
@@ -396,6 +416,10 @@ async function main(): Promise<number> {
     console.log(`\nTracing:\n${tracingConsole(tracing)}`)
     await writeTracingSection(RESULTS, renderTracing(tracing))
   }
+  if (stock !== undefined) {
+    console.log(`\nStock moves:\n${stockConsole(stock)}`)
+    await writeStockSection(RESULTS, renderStock(stock))
+  }
   if (ledger !== undefined) {
     console.log(`\nLedger size:\n${ledgerConsole(ledger)}`)
     await writeLedgerSection(RESULTS, renderLedger(ledger))
@@ -412,6 +436,8 @@ async function main(): Promise<number> {
   const brokersFailed = brokers === undefined ? 0 : brokers.rows.filter((r) => r.failure !== undefined).length
   const tracingMissed = tracing === undefined ? [] : tracingGoals(tracing).filter((g) => g.met === false)
   const tracingFailed = tracing === undefined ? 0 : tracing.rows.filter((r) => r.failure !== undefined).length
+  const stockMissed = stock === undefined ? [] : stockGoals(stock).filter((g) => g.met === false)
+  const stockFailed = stock === undefined ? 0 : stock.rows.filter((r) => r.failure !== undefined).length
   const ledgerMissed = ledger === undefined ? [] : ledgerGoals(ledger).filter((g) => g.met === false)
   const ledgerFailed = ledger === undefined ? 0 : ledger.rows.filter((r) => r.failure !== undefined).length
   const consoleMissed = consoleResult === undefined ? [] : consoleGoals(consoleResult).filter((g) => g.met === false)
@@ -424,12 +450,14 @@ async function main(): Promise<number> {
     liveFailed > 0 ||
     brokersFailed > 0 ||
     tracingFailed > 0 ||
+    stockFailed > 0 ||
     ledgerFailed > 0 ||
     consoleFailed > 0
   ) {
     console.log(
       `\nWARNING: ${invalid.length} invalid wrk run(s), ${failedSteps} failed 1M step(s), ${liveFailed} failed live-changes target(s), ` +
-        `${brokersFailed} failed broker step(s), ${tracingFailed} failed tracing scenario(s), ${ledgerFailed} failed ledger-size step(s) ` +
+        `${brokersFailed} failed broker step(s), ${tracingFailed} failed tracing scenario(s), ${stockFailed} failed stock-move scenario(s), ` +
+        `${ledgerFailed} failed ledger-size step(s) ` +
         `and ${consoleFailed} failed console backend(s); ` +
         'exiting with status 1',
     )
@@ -440,6 +468,7 @@ async function main(): Promise<number> {
     ...liveMissed,
     ...brokersMissed,
     ...tracingMissed,
+    ...stockMissed,
     ...ledgerMissed,
     ...consoleMissed,
   ]
@@ -449,7 +478,7 @@ async function main(): Promise<number> {
 
 // Hard upper bound on the whole run: each wrk run (warm-up + duration + grace + start/stop/import allowance),
 // plus 6 minutes per backend for the 1,000,000-entry section, the live-changes group's, the broker group's, the
-// tracing group's, the ledger-size section's and the console section's bounds.
+// tracing group's, the stock-moves group's, the ledger-size section's and the console section's bounds.
 const runs = ROUNDS * SCENARIOS.length * (BACKENDS.length * (BASELINE === undefined ? 1 : 2) + CEILINGS.length)
 const budgetMs =
   runs * ((WARMUP_SECONDS + DURATION_SECONDS) * 1000 + 2 * LOAD_GRACE_MS + 60_000) +
@@ -457,6 +486,7 @@ const budgetMs =
   liveBudgetMs(LIVE, BACKENDS.length, ROUNDS) +
   (BROKERS ? brokersBudgetMs(BACKENDS.length) : 0) +
   (TRACING ? tracingBudgetMs(BACKENDS.length) : 0) +
+  (STOCK.length > 0 ? stockBudgetMs(STOCK, BACKENDS.length) : 0) +
   (LEDGER ? ledgerBudgetMs(BACKENDS.length, LEDGER_SIZES) : 0) +
   (CONSOLE ? consoleBudgetMs(BACKENDS.length) : 0)
 /**

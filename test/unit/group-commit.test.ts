@@ -41,6 +41,21 @@ describe('GroupCommit', () => {
     )
   })
 
+  test('When writes weigh more than maxWeight together, then each batch stops before the bound, in order, and one heavier write goes alone', async () => {
+    const batches: number[][] = []
+    const commit = new GroupCommit<number, number>(
+      (batch) => {
+        batches.push([...batch])
+        return batch
+      },
+      { weight: (n) => n, maxWeight: 10 },
+    )
+    const inputs = [4, 4, 4, 1, 30, 2, 9, 1]
+    assert.deepEqual(await Promise.all(inputs.map((n) => commit.submit(n))), inputs)
+    // 4+4 (a third 4 would pass 10), then 4+1 (30 would), 30 alone, 2 (9 would pass), 9+1.
+    assert.deepEqual(batches, [[4, 4], [4, 1], [30], [2], [9, 1]])
+  })
+
   test('When the same value is submitted twice, then each submission gets its own slot and result', async () => {
     const commit = new GroupCommit<number, number>((batch) => batch.map((_, i) => i))
     assert.deepEqual(await Promise.all([commit.submit(4), commit.submit(4), commit.submit(4)]), [0, 1, 2])

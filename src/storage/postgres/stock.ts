@@ -1,7 +1,7 @@
 import type { Order, PetStatus } from '../../domain.js'
 import { claimKey, IDEMPOTENCY_TTL_MS, storedAnswer } from '../../stock/claims.js'
 import { type BatchPlan, type BatchState, batchReads, planBatch } from '../../stock/planner.js'
-import type { StockResult, StockWrite } from '../../stock/writes.js'
+import type { ChangeRefusal, StockChange, StockResult, StockWrite } from '../../stock/writes.js'
 import { GroupCommit } from '../group-commit.js'
 import { stockWritesThrough } from '../stock-writes.js'
 import type { StockWrites } from '../ports.js'
@@ -32,7 +32,8 @@ export function postgresStock(db: PostgresConnection): StockWrites & { drain(): 
 
 /**
  * One transaction, one commit, for a whole batch, applied in submission order. A batch of plain
- * PATCHes is one call of set_inventory_quantities (migration 007, 017): one round trip. Anything else
+ * PATCHes is one call of set_inventory_quantities (migration 007, 017), a batch of plain adjustments
+ * one of adjust_inventory_quantities (019): one round trip. Anything else
  * (If-Match preconditions, compare quantities, changes, orders) is read in one statement, planned, and
  * applied by one call of apply_stock_plan (migration 010, 017, 019), which holds the inventory_version lock only for itself and
  * applies the plan only if what it was made from is unchanged: two round trips, none under the
@@ -67,6 +68,7 @@ async function commitStockWrites(db: PostgresConnection, batch: StockWrite[], de
       return s ? { petId, quantity, status: s } : 'not_found'
     })
   }
+  if (batch.every(plainDelta)) return adjustQuantities(db, batch as PlainDelta[], deadline, at)
   const applied = await db.withConnection(deadline, (run) => applyUnlocked(run, batch, at))
   if (applied !== undefined) return applied
   db.observer?.stockReplanned()
@@ -90,6 +92,55 @@ async function commitStockWrites(db: PostgresConnection, batch: StockWrite[], de
     const plan = planBatch(batch, state, at.toISOString())
     await writePlan(run, plan, at)
     return plan.results
+  })
+}
+
+/** An adjustment alone: one delta, no batch id, no Idempotency-Key. */
+type PlainDelta = Extract<StockWrite, { kind: 'changes' }> & { changes: [Extract<StockChange, { delta: number }>] }
+
+const plainDelta = (w: StockWrite): w is PlainDelta =>
+  w.kind === 'changes' && w.batchId === null && !w.idempotency && w.changes.length === 1 && 'delta' in w.changes[0]!
+
+/**
+ * A batch of plain adjustments in one call of adjust_inventory_quantities (migration 019), as plain
+ * PATCHes go through set_inventory_quantities: one round trip, the planner's rules for deltas in SQL.
+ */
+async function adjustQuantities(db: PostgresConnection, batch: PlainDelta[], deadline: number, at: Date): Promise<StockResult[]> {
+  const changes = batch.map((w) => w.changes[0])
+  const rows = await db.withConnection(deadline, (run) =>
+    run<{
+      write_outcome: 'applied' | 'not_found' | 'insufficient_stock' | 'stock_overflow'
+      write_found: number | null
+      write_quantity: number | null
+      write_status: PetStatus | null
+    }>(
+      `SELECT write_outcome, write_found, write_quantity, write_status
+       FROM adjust_inventory_quantities($1::bigint[], $2::integer[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::text[], $8)
+       ORDER BY write_ord`,
+      [
+        changes.map((c) => String(c.petId)),
+        changes.map((c) => c.delta),
+        batch.map((w) => w.actor.keyId),
+        batch.map((w) => w.actor.requestId),
+        changes.map((c) => c.reason ?? 'adjustment'),
+        changes.map((c) => c.note ?? null),
+        batch.map((w) => w.actor.traceContext ?? null),
+        at,
+      ],
+    ),
+  )
+  return rows.map((r, i): StockResult => {
+    const { petId, delta } = changes[i]!
+    if (r.write_outcome === 'applied')
+      return {
+        outcome: 'applied',
+        batchId: null,
+        entries: [{ petId, quantity: r.write_quantity!, status: r.write_status! }],
+        replayed: false,
+      }
+    const refusal: ChangeRefusal =
+      r.write_outcome === 'not_found' ? { refused: 'not_found' } : { refused: r.write_outcome, found: r.write_found!, delta }
+    return { outcome: 'refused', index: 0, refusal, replayed: false }
   })
 }
 
@@ -135,6 +186,9 @@ async function applyUnlocked(run: Run, batch: StockWrite[], at: Date): Promise<S
 /**
  * The batch's entries (those its writes name and those of the orders it moves), orders, live claims
  * and the counters, in one statement, so they are one snapshot; JSON carries the three sets in one row.
+ * The entries are named by one array: `ANY($1) OR pet_id IN (SELECT ...)` was planned as a scan of the
+ * whole inventory (Rows Removed by Filter: 9999 of 10,000; 49 ms a commit at 1,000,000 entries,
+ * against 0.5 ms by the index).
  */
 async function readUnlocked(run: Run, reads: ReturnType<typeof batchReads>, since: Date): Promise<UnlockedRead> {
   const [row] = await run<{
@@ -147,7 +201,7 @@ async function readUnlocked(run: Run, reads: ReturnType<typeof batchReads>, sinc
     `WITH o AS (SELECT id, pet_id, quantity, status, placed_at, updated_at FROM orders WHERE id = ANY($2::bigint[]))
      SELECT v.last_change::text AS last_change, v.last_order::text AS last_order,
        (SELECT coalesce(json_agg(json_build_object('pet_id', i.pet_id::text, 'quantity', i.quantity, 'status', i.status)), '[]')
-          FROM inventory AS i WHERE i.pet_id = ANY($1::bigint[]) OR i.pet_id IN (SELECT pet_id FROM o)) AS entries,
+          FROM inventory AS i WHERE i.pet_id = ANY($1::bigint[] || ARRAY(SELECT pet_id FROM o))) AS entries,
        (SELECT coalesce(json_agg(json_build_object('id', o.id::text, 'pet_id', o.pet_id::text, 'quantity', o.quantity,
           'status', o.status, 'placed_at', o.placed_at, 'updated_at', o.updated_at)), '[]') FROM o) AS orders,
        (SELECT coalesce(json_agg(json_build_object('key_id', c.key_id, 'idempotency_key', c.idempotency_key,

@@ -96,3 +96,67 @@ BEGIN
   RETURN QUERY SELECT true, dc, dord;
 END
 $$;
+
+-- A batch of plain adjustments (a delta each, no Idempotency-Key, alone: the group commit's usual
+-- load of POST /inventory/{petId}/adjustments) in one call, as set_inventory_quantities does for
+-- PATCHes: one round trip, under the inventory_version lock. Each delta applies to what the ones before
+-- it left; one that would take its pet below 0 or past 2147483647, or names no entry, is refused and
+-- changes nothing (write_outcome says which, write_found what the entry held). The planner's rules
+-- (src/stock/planner.ts, changedQuantity) in SQL, for this one shape; test/storage's contract suite
+-- holds both to the same answers.
+CREATE FUNCTION adjust_inventory_quantities(p_ids bigint[], p_deltas integer[], p_key_ids integer[], p_request_ids text[],
+  p_reasons text[], p_notes text[], p_trace_contexts text[], p_at timestamptz)
+RETURNS TABLE (write_ord integer, write_outcome text, write_found integer, write_quantity integer, write_status text)
+LANGUAGE plpgsql AS $$
+DECLARE
+  base     bigint;
+  held     jsonb := '{}';
+  statuses jsonb := '{}';
+  had      integer;
+  moved    bigint;
+  applied  integer := 0;
+  seqs     bigint[] := '{}';
+  rows_of  integer[] := '{}';
+  previous integer[] := '{}';
+  results  integer[] := '{}';
+BEGIN
+  SELECT last_change INTO base FROM inventory_version FOR UPDATE;
+  SELECT coalesce(jsonb_object_agg(i.pet_id::text, i.quantity), '{}'), coalesce(jsonb_object_agg(i.pet_id::text, i.status), '{}')
+    INTO held, statuses FROM inventory AS i WHERE i.pet_id = ANY (p_ids);
+  FOR k IN 1 .. coalesce(array_length(p_ids, 1), 0) LOOP
+    write_ord := k;
+    had := (held ->> p_ids[k]::text)::integer;
+    IF had IS NULL THEN
+      write_outcome := 'not_found'; write_found := NULL; write_quantity := NULL; write_status := NULL;
+    ELSE
+      moved := had::bigint + p_deltas[k];
+      write_found := had;
+      write_status := statuses ->> p_ids[k]::text;
+      IF moved < 0 THEN
+        write_outcome := 'insufficient_stock'; write_quantity := NULL;
+      ELSIF moved > 2147483647 THEN
+        write_outcome := 'stock_overflow'; write_quantity := NULL;
+      ELSE
+        write_outcome := 'applied'; write_quantity := moved::integer;
+        held := jsonb_set(held, ARRAY[p_ids[k]::text], to_jsonb(moved));
+        applied := applied + 1;
+        seqs := seqs || (base + applied);
+        rows_of := rows_of || k;
+        previous := previous || had;
+        results := results || moved::integer;
+      END IF;
+    END IF;
+    RETURN NEXT;
+  END LOOP;
+  IF applied = 0 THEN
+    RETURN;
+  END IF;
+  INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, note, key_id, request_id, trace_context, at)
+    SELECT r.seq, p_ids[r.k], r.previous, r.quantity, p_reasons[r.k], p_notes[r.k], p_key_ids[r.k], p_request_ids[r.k],
+      p_trace_contexts[r.k], p_at
+    FROM unnest(seqs, rows_of, previous, results) AS r(seq, k, previous, quantity);
+  UPDATE inventory AS i SET quantity = (held ->> i.pet_id::text)::integer
+    WHERE i.pet_id IN (SELECT p_ids[r] FROM unnest(rows_of) AS r);
+  UPDATE inventory_version SET last_change = base + applied;
+END
+$$;

@@ -1,7 +1,7 @@
 // One pet's pages of the ledger, on every backend, against the rows themselves: whatever the cursor,
 // the bound, the limit, the reason and the direction, listChanges with a pet answers exactly the
 // pet's rows in that range, in order, up to the limit. The rows' seqs leap across SQLite's spans of
-// the index by pet (131,072 seqs, migration 012) and land on their edges, so a page that has to
+// the index by pet (16,384 seqs, migration 017) and land on their edges, so a page that has to
 // gather rows from several spans, or from none, is asked for too. And the same on a ledger whose oldest
 // row is far from seq 0, as retention leaves one: a cursor before it must not walk the empty spans.
 import assert from 'node:assert/strict'
@@ -11,10 +11,11 @@ import fc from 'fast-check'
 import pg from 'pg'
 import { CHANGE_REASONS, type ChangeReason } from '../../src/domain.js'
 import type { ChangeQuery } from '../../src/storage/ports.js'
+import { PET_INDEX_SPAN_BITS } from '../../src/storage/sqlite/ledger.js'
 import { BACKENDS, useStorage } from './backends.js'
 import { INT64_MAX } from './fixtures.js'
 
-const SPAN = 131_072n
+const SPAN = 1n << PET_INDEX_SPAN_BITS
 const PETS = [1n, 2n, 3n, 4n, 5n]
 const REASONS: ChangeReason[] = ['adjustment', 'count', 'order']
 

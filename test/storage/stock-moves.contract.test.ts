@@ -13,7 +13,7 @@ import type { Violation } from '../../src/storage/invariants.js'
 import type { ChangesResult, StockChange, StockWrite } from '../../src/stock/writes.js'
 import { assertInvariants } from '../support/helpers.js'
 import { BACKENDS, useStorage } from './backends.js'
-import { actor, changesAfter, expectChanges, item, now, row, seed } from './fixtures.js'
+import { BEYOND_DOUBLE, INT64_MAX, INT64_MIN, actor, changesAfter, expectChanges, item, now, row, seed } from './fixtures.js'
 
 const who = actor(7, 'req-1')
 const START = [item(1n, 10), item(2n, 5, 'pending'), item(3n, 0, 'sold')]
@@ -282,6 +282,42 @@ for (const backend of BACKENDS) {
         )
         assert.equal(new Set(rows.map((r) => r.at)).size, 1, 'the rows of a batch are committed together')
         assert.equal(await storage.lastChangeSeq(), 9n)
+        assert.deepEqual(await violations(storage), [])
+      })
+
+      test('When a batch moves many pets (int64 extremes among them), then every entry is read and written as one pet at a time would be', async () => {
+        // Past a handful of pets, SQLite reads and updates a batch's entries with one statement each
+        // (src/storage/sqlite/inventory.ts): its answer, entries and rows must not tell the two apart.
+        const { storage } = fixture
+        const pets = [INT64_MIN, -1n, 0n, BEYOND_DOUBLE, INT64_MAX, ...Array.from({ length: 40 }, (_, i) => 1000n + BigInt(i))]
+        await seed(
+          storage,
+          pets.map((petId, i) => item(petId, i * 3)),
+        )
+        const last = await storage.lastChangeSeq()
+        const batchId = randomUUID()
+        const list: StockChange[] = pets.flatMap((petId, i) => [
+          { petId, delta: 7 },
+          i % 2 === 0 ? { petId, quantity: MAX_QUANTITY - i, expectedQuantity: i * 3 + 7 } : { petId, delta: -(i * 3 + 7) },
+        ])
+        const final = pets.map((petId, i) => item(petId, i % 2 === 0 ? MAX_QUANTITY - i : 0))
+        const answered = pets.flatMap((petId, i) => [item(petId, i * 3 + 7), final[i]!])
+        assert.deepEqual(await storage.writeStock(changes(list, { batchId })), applied(batchId, answered))
+        assert.deepEqual(await Promise.all(pets.map((petId) => storage.getInventoryItem(petId))), final)
+        const rows = await changesAfter(storage, last)
+        assert.deepEqual(
+          rows.map((r) => [r.petId, r.previousQuantity, r.quantity, r.batchId]),
+          pets.flatMap((petId, i) => [
+            [petId, i * 3, i * 3 + 7, batchId],
+            [petId, i * 3 + 7, final[i]!.quantity, batchId],
+          ]),
+        )
+        // A refusal late in such a batch still leaves every entry as it was.
+        const refused = await storage.writeStock(
+          changes([...pets.map((petId) => ({ petId, quantity: 1 })), { petId: 999n, delta: 1 }], { batchId: randomUUID() }),
+        )
+        assert.deepEqual(refused, { outcome: 'refused', index: pets.length, refusal: { refused: 'not_found' }, replayed: false })
+        assert.deepEqual(await Promise.all(pets.map((petId) => storage.getInventoryItem(petId))), final)
         assert.deepEqual(await violations(storage), [])
       })
 

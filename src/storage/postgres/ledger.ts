@@ -2,6 +2,7 @@ import type { InventoryChange } from '../../domain.js'
 import type { ChangeQuery, LedgerReads } from '../ports.js'
 import type { PostgresConnection, Run } from './connection.js'
 import { type ChangeRow, toChange } from './rows.js'
+import { intArray, textArray } from './array-literals.js'
 
 /*
  * The ledger, inventory_changes: its reads, and every row the TypeScript side writes to it (the
@@ -53,17 +54,17 @@ const CHANGE_ARRAYS = ['bigint', 'bigint', 'integer', 'integer', 'text', 'bigint
 /** A stock batch's ledger rows as one array per column, seq to batch_id (CHANGE_ARRAYS' order). */
 export function changeArrays(changes: InventoryChange[]): unknown[] {
   return [
-    changes.map((c) => String(c.seq)),
-    changes.map((c) => String(c.petId)),
-    changes.map((c) => c.previousQuantity),
-    changes.map((c) => c.quantity),
-    changes.map((c) => c.reason),
-    changes.map((c) => (c.orderId === null ? null : String(c.orderId))),
-    changes.map((c) => c.keyId),
-    changes.map((c) => c.requestId),
-    changes.map((c) => c.note),
-    changes.map((c) => c.traceContext ?? null),
-    changes.map((c) => c.batchId),
+    intArray(changes.map((c) => c.seq)),
+    intArray(changes.map((c) => c.petId)),
+    intArray(changes.map((c) => c.previousQuantity)),
+    intArray(changes.map((c) => c.quantity)),
+    textArray(changes.map((c) => c.reason)),
+    intArray(changes.map((c) => c.orderId)),
+    intArray(changes.map((c) => c.keyId)),
+    textArray(changes.map((c) => c.requestId)),
+    textArray(changes.map((c) => c.note)),
+    textArray(changes.map((c) => c.traceContext)),
+    textArray(changes.map((c) => c.batchId)),
   ]
 }
 

@@ -9,6 +9,7 @@ import { lockInventory, type PostgresConnection, type Run, unavailable } from '.
 import { changeArrays, insertPlanChanges } from './ledger.js'
 import { ORDER_COLUMNS } from './orders.js'
 import { type ClaimRow, type ItemRow, type OrderRow, toClaim, toItem, toOrder } from './rows.js'
+import { intArray, textArray } from './array-literals.js'
 
 /** The stock writes, and `drain` for close: it resolves once every write submitted so far is answered. */
 export function postgresStock(db: PostgresConnection): StockWrites & { drain(): Promise<void> } {
@@ -167,9 +168,9 @@ async function applyUnlocked(run: Run, batch: StockWrite[], at: Date): Promise<S
     [
       String(state.lastChange),
       String(state.lastOrder),
-      petIds.map(String),
-      petIds.map((id) => state.entries.get(id)?.quantity ?? null),
-      petIds.map((id) => state.entries.get(id)?.status ?? null),
+      intArray(petIds),
+      intArray(petIds.map((id) => state.entries.get(id)?.quantity)),
+      textArray(petIds.map((id) => state.entries.get(id)?.status)),
       orderIds.map(String),
       orderIds.map((id) => state.orders.get(id)?.status ?? null),
       reads.claims.map((c) => c.keyId),
@@ -213,13 +214,7 @@ async function readUnlocked(run: Run, reads: ReturnType<typeof batchReads>, sinc
           LEFT JOIN orders AS po ON po.id = c.order_id
           WHERE c.created_at > $5) AS claims
      FROM inventory_version AS v`,
-    [
-      [...reads.petIds].map(String),
-      [...reads.orderIds].map(String),
-      reads.claims.map((c) => c.keyId),
-      reads.claims.map((c) => c.key),
-      since,
-    ],
+    [intArray([...reads.petIds]), [...reads.orderIds].map(String), reads.claims.map((c) => c.keyId), reads.claims.map((c) => c.key), since],
   )
   const state: BatchState = {
     entries: new Map(),
@@ -288,8 +283,8 @@ function planParameters(plan: BatchPlan, at: Date): unknown[] {
   const { quantities, newOrders, changedOrders, changes, claims } = plan
   const stored = claims.map((c) => storedAnswer(c.answer))
   return [
-    [...quantities.keys()].map(String),
-    [...quantities.values()],
+    intArray([...quantities.keys()]),
+    intArray([...quantities.values()]),
     newOrders.map((o) => String(o.id)),
     newOrders.map((o) => String(o.petId)),
     newOrders.map((o) => o.quantity),

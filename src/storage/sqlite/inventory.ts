@@ -15,6 +15,41 @@ export function readEntry(conn: SqliteConnection, petId: bigint): InventoryItem 
   return row && toItem(row)
 }
 
+/** Up to this many entries a batch reads or updates a statement each; more, one statement over a JSON array. */
+const ENTRIES_ONE_BY_ONE = 8
+
+/**
+ * The existing entries of `petIds`, read inside the caller's transaction: a batch of 1,000 changes
+ * over 1,000 pets reads them in one statement (json_each), not 1,000 (8 % of its profile).
+ */
+export function readEntries(conn: SqliteConnection, petIds: Set<bigint>, into: Map<bigint, InventoryItem>): void {
+  if (petIds.size <= ENTRIES_ONE_BY_ONE) {
+    for (const petId of petIds) {
+      const entry = readEntry(conn, petId)
+      if (entry) into.set(petId, entry)
+    }
+    return
+  }
+  const rows = conn
+    .query('SELECT pet_id, quantity, status FROM inventory WHERE pet_id IN (SELECT value FROM json_each(?))')
+    .all(`[${[...petIds].join(',')}]`) as InventoryRow[]
+  for (const row of rows) into.set(row[0], toItem(row))
+}
+
+/** Sets the quantity of each entry in `quantities`, inside the caller's transaction. */
+export function writeQuantities(conn: SqliteConnection, quantities: Map<bigint, number>): void {
+  if (quantities.size <= ENTRIES_ONE_BY_ONE) {
+    const setQuantity = conn.statement('UPDATE inventory SET quantity = ? WHERE pet_id = ?')
+    for (const [petId, quantity] of quantities) setQuantity.run(quantity, petId)
+    return
+  }
+  let pairs = ''
+  for (const [petId, quantity] of quantities) pairs += `${pairs === '' ? '' : ','}[${petId},${quantity}]`
+  conn
+    .statement('UPDATE inventory SET quantity = j.value ->> 1 FROM json_each(?) AS j WHERE inventory.pet_id = j.value ->> 0')
+    .run(`[${pairs}]`)
+}
+
 /** The inventory's reads; `settled` resolves once the listings in progress have ended (before a close). */
 export function sqliteInventory(conn: SqliteConnection): InventoryReads & { settled(): Promise<void> } {
   const dataVersion = conn.db.prepare('PRAGMA data_version').pluck()

@@ -98,8 +98,8 @@ export function appendPetsImportChanges(conn: SqliteConnection, at: string): voi
       .run(issued, at)
 }
 
-/** The width of a span of the index by pet, as a shift (migration 012: `seq >> 17`, 131,072 seqs). */
-export const PET_INDEX_SPAN_BITS = 17n
+/** The width of a span of the index by pet, as a shift (migration 017: `seq >> 14`, 16,384 seqs). */
+export const PET_INDEX_SPAN_BITS = 14n
 
 export function sqliteLedger(conn: SqliteConnection): LedgerReads {
   return {
@@ -126,7 +126,7 @@ export function petSpanSql(byReason: boolean, newestFirst: boolean): string {
 /**
  * One pet's rows by the index by span and pet (migration 012): span after span, in the page's order,
  * each read as one range of the index, until the page is full or the seqs asked for end. A page
- * costs its rows plus one index seek per span it crosses (a span holds 131,072 seqs, so 77 seeks
+ * costs its rows plus one index seek per span it crosses (a span holds 16,384 seqs, so 611 seeks
  * from end to end of a 10,000,000-row ledger, a few µs each). Synchronous, so no write of this
  * connection comes between the spans; another process's rows all have seqs above `last`.
  */

@@ -6,7 +6,7 @@ import { stockWritesThrough } from '../stock-writes.js'
 import type { StockWrites, StorageObserver } from '../ports.js'
 import { busyError, type SqliteConnection } from './connection.js'
 import { purgeClaims, readClaim, writeClaims } from './idempotency.js'
-import { readEntry } from './inventory.js'
+import { readEntries, writeQuantities } from './inventory.js'
 import { appendChanges, lastIssuedSeq } from './ledger.js'
 import { lastOrderId, readOrder, writeOrders } from './orders.js'
 
@@ -32,10 +32,7 @@ function applyStockWrites(conn: SqliteConnection, batch: StockWrite[]): StockRes
     state.orders.set(id, order)
     reads.petIds.add(order.petId)
   }
-  for (const petId of reads.petIds) {
-    const entry = readEntry(conn, petId)
-    if (entry) state.entries.set(petId, entry)
-  }
+  readEntries(conn, reads.petIds, state.entries)
   if (reads.claims.length > 0) {
     const since = new Date(now - IDEMPOTENCY_TTL_MS).toISOString()
     for (const { keyId, key } of reads.claims) {
@@ -47,8 +44,7 @@ function applyStockWrites(conn: SqliteConnection, batch: StockWrite[]): StockRes
   const plan = planBatch(batch, state, at)
   // Orders first: the ledger rows and the claims name them.
   writeOrders(conn, plan.newOrders, plan.changedOrders)
-  const setQuantity = conn.statement('UPDATE inventory SET quantity = ? WHERE pet_id = ?')
-  for (const [petId, quantity] of plan.quantities) setQuantity.run(quantity, petId)
+  writeQuantities(conn, plan.quantities)
   appendChanges(conn, plan.changes)
   writeClaims(conn, plan.claims, at)
   return plan.results

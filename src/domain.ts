@@ -30,8 +30,11 @@ export type SetReason = (typeof SET_REASONS)[number]
 export const DELTA_REASONS = ['adjustment', 'arrival', 'return', 'damage', 'loss'] as const satisfies readonly SetReason[]
 export type DeltaReason = (typeof DELTA_REASONS)[number]
 
-/** Why a quantity changed: a client's reason, an import, an order placed, an order cancelled. */
-export const CHANGE_REASONS = [...SET_REASONS, 'import', 'order', 'cancellation'] as const
+/**
+ * Why a quantity changed: a client's reason, an import, an order placed, an order cancelled, units
+ * held for a checkout (reservation), given back by a client (release) or by the hold's expiry.
+ */
+export const CHANGE_REASONS = [...SET_REASONS, 'import', 'order', 'cancellation', 'reservation', 'release', 'expiry'] as const
 export type ChangeReason = (typeof CHANGE_REASONS)[number]
 
 /** The most changes one batch (POST /v1/inventory/batch) holds. */
@@ -64,6 +67,11 @@ export interface InventoryChange {
   /** The PATCH's note; null when it gave none, and for every other reason. */
   note: string | null
   orderId: bigint | null
+  /**
+   * The hold the change took units for (reason reservation), gave back from (release, expiry) or
+   * confirmed (order); absent on every other row.
+   */
+  reservationId?: bigint | undefined
   /**
    * The batch the change was part of (POST /v1/inventory/batch): every row of one batch carries its
    * id, and they are contiguous in seq order. null for a change made alone.
@@ -109,6 +117,46 @@ export interface Order {
   quantity: number
   status: OrderStatus
   placedAt: string
+  updatedAt: string
+}
+
+/**
+ * A hold's statuses: active while it holds its units; then confirmed (its lines became orders),
+ * released (a client gave the units back) or expired (they came back by themselves at expiresAt).
+ */
+export const RESERVATION_STATUSES = ['active', 'confirmed', 'released', 'expired'] as const
+export type ReservationStatus = (typeof RESERVATION_STATUSES)[number]
+
+/** Bounds on a hold (POST /v1/store/reservations), for every client and backend alike. */
+export const RESERVATION_LIMITS = {
+  lines: 100,
+  minSeconds: 10,
+  maxSeconds: 14_400,
+  defaultSeconds: 900,
+  referenceLength: 255,
+} as const
+
+/** One line of a hold: units of one pet, and once the hold is confirmed the order they became. */
+export interface ReservationLine {
+  petId: bigint
+  quantity: number
+  orderId: bigint | null
+}
+
+/**
+ * Units of stock held for a checkout: taken from each line's entry when the hold is placed (so the
+ * inventory shows what can still be sold), given back when it is released or expires, turned into
+ * orders when it is confirmed. A later issue adds the location each line takes from.
+ */
+export interface Reservation {
+  id: bigint
+  status: ReservationStatus
+  lines: ReservationLine[]
+  /** RFC 3339, UTC, milliseconds: when an active hold gives its units back by itself. */
+  expiresAt: string
+  /** The caller's own reference (a cart id), or null. */
+  reference: string | null
+  createdAt: string
   updatedAt: string
 }
 

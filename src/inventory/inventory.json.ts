@@ -11,13 +11,13 @@ const stringOrNull = (value: string | null) => (value === null ? 'null' : JSON.s
 
 /**
  * A ledger row; the request id (a plain one, see app.ts) and the note are a client's text, escaped.
- * A batch id is a UUID the service made, which needs none.
+ * A batch id is a UUID the service made, which needs none. `reservationId` only on a hold's rows.
  */
 export function changeJson(c: InventoryChange): string {
   return (
     `{"seq":${c.seq},"petId":${c.petId},"previousQuantity":${jsonOrNull(c.previousQuantity)},"quantity":${c.quantity},` +
     `"reason":"${c.reason}","note":${stringOrNull(c.note)},"orderId":${jsonOrNull(c.orderId)},` +
     `"batchId":${c.batchId === null ? 'null' : `"${c.batchId}"`},"keyId":${jsonOrNull(c.keyId)},` +
-    `"requestId":${stringOrNull(c.requestId)},"at":"${c.at}"}`
+    `"requestId":${stringOrNull(c.requestId)},"at":"${c.at}"${c.reservationId === undefined ? '' : `,"reservationId":${c.reservationId}`}}`
   )
 }

@@ -145,7 +145,9 @@ export const ChangeReasonSchema = Type.Unsafe<ChangeReason>({
     'Why the quantity changed: `adjustment`, `arrival`, `return`, `count`, `damage` or `loss` (updateInventory, ' +
     'adjustInventory or applyInventoryBatch, as its `reason` said; `adjustment` by default), ' +
     "`import` (the operator's `petstore import inventory`), " +
-    '`order` (placeOrder took the stock), `cancellation` (a cancelled order gave it back).',
+    '`order` (placeOrder took the stock, or confirmReservation turned held units into an order, moving none), ' +
+    '`cancellation` (a cancelled order gave it back), `reservation` (createReservation held the units), ' +
+    '`release` (releaseReservation gave them back), `expiry` (the hold expired and gave them back by itself).',
 })
 
 /**
@@ -206,6 +208,12 @@ export const InventoryChangeSchema = Type.Object(
     ),
     requestId: nullable(Type.String(), "The request's id (its X-Request-Id response header); null for the CLI."),
     at: Type.String({ format: 'date-time', description: 'When the change was committed (RFC 3339, UTC, milliseconds).' }),
+    reservationId: Type.Optional(
+      Int64Schema(
+        'The hold the change is of: present only on the rows of reasons `reservation`, `release` and `expiry`, and on the ' +
+          '`order` rows of a confirmed hold; absent on every other row.',
+      ),
+    ),
   },
   {
     $id: 'InventoryChange',

@@ -1,8 +1,8 @@
 import type { PetStatus } from '../domain.js'
-import type { ChangesAnswer, Placement } from './writes.js'
+import type { ChangesAnswer, HoldAnswer, Placement } from './writes.js'
 
-/** What a request with an Idempotency-Key was answered: a placement, or changes applied (or refused). */
-export type ClaimAnswer = Placement | ChangesAnswer
+/** What a request with an Idempotency-Key was answered: a placement, changes applied (or refused), a hold placed (or not). */
+export type ClaimAnswer = Placement | ChangesAnswer | HoldAnswer
 
 /** An Idempotency-Key as stored: the request it was first used with and what that got. */
 export interface StoredClaim {
@@ -26,7 +26,9 @@ export interface StoredAnswer {
   order?: { petId: bigint; quantity: number; placedAt: string } | undefined
 }
 
-const isPlacement = (a: ClaimAnswer): a is Placement => a.outcome !== 'applied' && a.outcome !== 'refused'
+const isPlacement = (a: ClaimAnswer): a is Placement =>
+  a.outcome === 'placed' || a.outcome === 'not_found' || a.outcome === 'insufficient_stock'
+const isHold = (a: ClaimAnswer): a is HoldAnswer => a.outcome === 'held' || a.outcome === 'unheld'
 
 export function storedAnswer(a: ClaimAnswer): StoredAnswer {
   if (!isPlacement(a)) return { outcome: 'answered', orderId: null, available: null, answer: answerJson(a) }
@@ -48,13 +50,21 @@ export function answerOf({ outcome, orderId, available, answer, order }: StoredA
   return outcome === 'insufficient_stock' ? { outcome, available: available! } : { outcome }
 }
 
-/** Changes' answer as stored: entries as [petId, quantity, status], the petId a decimal string (exact). */
-function answerJson(a: ChangesAnswer): string {
+/** A bigint in a stored hold answer: an object no client's string can be mistaken for. */
+const INT64_TAG = '$int64'
+
+/** Changes' answer as stored: entries as [petId, quantity, status], the petId a decimal string (exact); a hold's with its bigints tagged. */
+function answerJson(a: ChangesAnswer | HoldAnswer): string {
+  if (isHold(a)) return JSON.stringify(a, (_, v) => (typeof v === 'bigint' ? { [INT64_TAG]: String(v) } : v))
   if (a.outcome === 'refused') return JSON.stringify(a)
   return JSON.stringify({ ...a, entries: a.entries.map((e) => [String(e.petId), e.quantity, e.status]) })
 }
 
-function parseAnswer(json: string): ChangesAnswer {
+function parseAnswer(json: string): ChangesAnswer | HoldAnswer {
+  const hold = JSON.parse(json, (_, v) =>
+    v !== null && typeof v === 'object' && typeof v[INT64_TAG] === 'string' ? BigInt(v[INT64_TAG]) : v,
+  ) as ChangesAnswer | HoldAnswer
+  if (isHold(hold)) return hold
   const a = JSON.parse(json) as ChangesAnswer | { outcome: 'applied'; batchId: string | null; entries: [string, number, PetStatus][] }
   if (a.outcome === 'refused') return a
   return {

@@ -1,4 +1,4 @@
-import type { Actor, DeltaReason, InventoryItem, Order, OrderStatus, SetReason } from '../domain.js'
+import type { Actor, DeltaReason, InventoryItem, Order, OrderStatus, Reservation, SetReason } from '../domain.js'
 
 /** Decides, inside a write's own transaction, whether the write may apply to the entry as it is. */
 export type Precondition = (current: InventoryItem) => boolean
@@ -71,6 +71,27 @@ export type StockWrite =
     }
   | { kind: 'place'; petId: bigint; quantity: number; actor: Actor; idempotency?: IdempotencyClaim | undefined }
   | { kind: 'transition'; orderId: bigint; status: OrderStatus; actor: Actor }
+  | {
+      kind: 'hold'
+      /** Distinct pets (the HTTP layer refuses a pet on two lines). */
+      lines: HoldLine[]
+      /** RFC 3339, UTC, milliseconds. */
+      expiresAt: string
+      reference: string | null
+      actor: Actor
+      idempotency?: IdempotencyClaim | undefined
+    }
+  | {
+      kind: 'reservation'
+      reservationId: bigint
+      /** release: the units come back now; confirm: the lines become orders; extend: a new expiresAt. */
+      action: 'release' | 'confirm' | 'extend'
+      /** For extend: RFC 3339, UTC, milliseconds. */
+      expiresAt?: string | undefined
+      actor: Actor
+    }
+  /** The expiry sweep's: each of these holds that is active and due gives its units back. */
+  | { kind: 'expire'; reservationIds: bigint[]; actor: Actor }
 
 export type SetResult = InventoryItem | 'not_found' | 'precondition_failed' | Extract<ChangeRefusal, { refused: 'quantity_mismatch' }>
 
@@ -90,7 +111,43 @@ export type TransitionResult =
   | { refused: 'invalid_transition'; from: OrderStatus }
   | { refused: 'stock_overflow'; stock: number }
 
-export type StockResult = SetResult | ChangesResult | PlaceResult | TransitionResult
+/** Units of one pet a hold asks for. */
+export interface HoldLine {
+  petId: bigint
+  quantity: number
+}
+
+/** A line of a hold that its pet's entry cannot cover: where it is, and what the entry holds. */
+export interface ShortLine {
+  index: number
+  petId: bigint
+  available: number
+  requested: number
+}
+
+/** Why a hold was not placed: the first line whose pet has no entry, or every line its entry cannot cover. */
+export type HoldRefusal = { refused: 'not_found'; index: number; petId: bigint } | { refused: 'insufficient_stock'; short: ShortLine[] }
+
+/** What placing a hold answered; kept with its Idempotency-Key, so a replay answers the same. */
+export type HoldAnswer = { outcome: 'held'; reservation: Reservation } | { outcome: 'unheld'; refusal: HoldRefusal }
+
+export type HoldResult = (HoldAnswer & { replayed: boolean }) | 'idempotency_key_reused'
+
+/** Why a hold cannot be released, confirmed or extended: it ended (which way), or giving its units back would pass the bound. */
+export type ReservationRefusal =
+  | { refused: 'reservation_expired' | 'reservation_released' | 'reservation_confirmed' }
+  | { refused: 'stock_overflow'; petId: bigint; stock: number }
+
+/** The hold as the action left it (with its lines' orders once confirmed), or why it did nothing. */
+export type ReservationResult = { reservation: Reservation; orders: Order[] } | 'not_found' | ReservationRefusal
+
+/** The holds the sweep expired now; the others named were not active, not due, or (overflow) could not give their units back. */
+export interface ExpireResult {
+  expired: bigint[]
+  overflowed: bigint[]
+}
+
+export type StockResult = SetResult | ChangesResult | PlaceResult | TransitionResult | HoldResult | ReservationResult | ExpireResult
 
 /** What each kind of write answers: the storage's writeStock resolves with the result of its write's kind. */
 export type ResultOf<W extends StockWrite> = W extends { kind: 'set' }
@@ -101,4 +158,10 @@ export type ResultOf<W extends StockWrite> = W extends { kind: 'set' }
       ? PlaceResult
       : W extends { kind: 'transition' }
         ? TransitionResult
-        : never
+        : W extends { kind: 'hold' }
+          ? HoldResult
+          : W extends { kind: 'reservation' }
+            ? ReservationResult
+            : W extends { kind: 'expire' }
+              ? ExpireResult
+              : never

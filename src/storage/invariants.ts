@@ -1,4 +1,4 @@
-import type { OrderStatus } from '../domain.js'
+import type { OrderStatus, ReservationStatus } from '../domain.js'
 
 /*
  * What `petstore check` verifies (issue 37), the same for both backends: each backend reads the facts
@@ -16,6 +16,8 @@ export const INVARIANTS = {
   batch_contiguous: "each batch's ledger rows are contiguous in seq order",
   order_stock: "each order's ledger rows agree with its status",
   ledger_order_exists: 'each ledger row of an order names an order that exists',
+  hold_stock: "each hold's ledger rows took its lines' units once, and gave them back or confirmed them as its status says",
+  hold_orders: "each line of a confirmed hold names an order of the line's pet and quantity",
   webhook_cursor: "each webhook subscription's cursor is at or below the ledger's end",
   key_hashed: 'each API key is stored as its SHA-256 digest, never in plain text',
 } as const
@@ -38,6 +40,7 @@ export interface CheckCounts {
   entries: number
   ledgerRows: number
   orders: number
+  reservations: number
   webhooks: number
   keys: number
 }
@@ -45,12 +48,23 @@ export interface CheckCounts {
 /** Told each violation as it is found: a check never holds them all. */
 export type Report = (violation: Violation) => void
 
+/**
+ * An active hold past its expiry, still holding its units: due, not a violation (every instance may
+ * be down; the next one to start gives them back within 2 s).
+ */
+export interface DueHold {
+  reservationId: bigint
+  expiresAt: string
+  lines: number
+  units: number
+}
+
 export interface InvariantChecks {
   /**
    * Reads the whole database in one snapshot, in bounded memory, without holding any lock a writer
    * waits for, and reports every violation; resolves with what it read.
    */
-  checkInvariants(report: Report): Promise<CheckCounts>
+  checkInvariants(report: Report, due?: (hold: DueHold) => void): Promise<CheckCounts>
 }
 
 /** An order and the ledger rows that name it, summed. */
@@ -88,5 +102,50 @@ export function orderFinding(o: OrderMoves, pruned: boolean): string | undefined
   else if (o.returns === 1 && o.given !== o.quantity) problems.push(`its cancellation row gave back ${o.given} units, not ${o.quantity}`)
   if (o.lowPet !== null && (o.lowPet !== o.petId || o.highPet !== o.petId))
     problems.push(`its ledger rows name pet ${o.lowPet === o.petId ? o.highPet : o.lowPet}`)
+  return problems.length === 0 ? undefined : problems.join('; ')
+}
+
+/** A hold, its lines summed, and the ledger rows that name it, summed. */
+export interface HoldMoves {
+  reservationId: bigint
+  status: ReservationStatus
+  lines: number
+  units: number
+  /** Lines that name an order. */
+  ordered: number
+  /** Rows of reason reservation, and the units they took. */
+  takes: number
+  taken: number
+  /** Rows of reason release or expiry, and the units they gave back. */
+  gives: number
+  given: number
+  /** Rows of reason order (its confirmation). */
+  confirms: number
+}
+
+/**
+ * What is wrong with a hold's ledger rows, or undefined: placing it took each line's units in a row
+ * a line; releasing or expiring it gave them all back, a row a line; confirming it wrote an order
+ * row a line (moving no units) and named an order on each line; an active hold did neither. As for
+ * orders, once retention has removed rows a hold without its reservation rows is not judged on rows.
+ */
+export function holdFinding(h: HoldMoves, pruned: boolean): string | undefined {
+  const problems: string[] = []
+  if (!(pruned && h.takes === 0)) {
+    if (h.takes !== h.lines || h.taken !== h.units)
+      problems.push(`its reservation rows took ${h.taken} units in ${h.takes} rows, not ${h.units} in ${h.lines}`)
+    const givesBack = h.status === 'released' || h.status === 'expired'
+    if (givesBack ? h.gives !== h.lines || h.given !== h.units : h.gives !== 0)
+      problems.push(
+        `${h.gives} rows gave back ${h.given} units (${givesBack ? `${h.units} in ${h.lines}` : 'none'} expected for a ${h.status} hold)`,
+      )
+    const confirmed = h.status === 'confirmed'
+    if (h.confirms !== (confirmed ? h.lines : 0))
+      problems.push(`${h.confirms} order rows (${confirmed ? h.lines : 0} expected for a ${h.status} hold)`)
+  }
+  if (h.ordered !== (h.status === 'confirmed' ? h.lines : 0))
+    problems.push(
+      `${h.ordered} of its ${h.lines} lines name an order (${h.status === 'confirmed' ? 'all' : 'none'} expected for a ${h.status} hold)`,
+    )
   return problems.length === 0 ? undefined : problems.join('; ')
 }

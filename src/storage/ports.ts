@@ -11,6 +11,8 @@ import type {
   Pet,
   PetImportRecord,
   PetStatus,
+  Reservation,
+  ReservationStatus,
   Scope,
   Webhook,
   WebhookTarget,
@@ -232,6 +234,22 @@ export interface OrderReads {
   listOrders(query: OrderQuery): Promise<Order[]>
 }
 
+/** A page of holds: by id after `after`, optionally of one status. */
+export interface ReservationQuery {
+  after: bigint
+  limit: number
+  status?: ReservationStatus | undefined
+}
+
+/** Holds as they are stored (placing, ending and extending them are stock writes). */
+export interface ReservationReads {
+  getReservation(reservationId: bigint): Promise<Reservation | undefined>
+  /** Up to `limit` holds with ids above `after`, by id, lines included. */
+  listReservations(query: ReservationQuery): Promise<Reservation[]>
+  /** Up to `limit` active holds whose expiry is at or before `now` (RFC 3339), soonest first: the sweep's work. */
+  dueReservations(now: string, limit: number): Promise<bigint[]>
+}
+
 /** Whole files written at once, all or nothing. */
 export interface Imports {
   /**
@@ -308,6 +326,7 @@ export interface Storage
     LedgerSignals,
     WebhookStore,
     OrderReads,
+    ReservationReads,
     Imports,
     PetReads,
     DeprecatedCallStore,

@@ -533,10 +533,10 @@ export interface components {
             entries: components["schemas"]["InventoryItem"][];
         };
         /**
-         * @description Why the quantity changed: `adjustment`, `arrival`, `return`, `count`, `damage` or `loss` (updateInventory, adjustInventory or applyInventoryBatch, as its `reason` said; `adjustment` by default), `import` (the operator's `petstore import inventory`), `order` (placeOrder took the stock), `cancellation` (a cancelled order gave it back).
+         * @description Why the quantity changed: `adjustment`, `arrival`, `return`, `count`, `damage` or `loss` (updateInventory, adjustInventory or applyInventoryBatch, as its `reason` said; `adjustment` by default), `import` (the operator's `petstore import inventory`), `order` (placeOrder took the stock, or confirmReservation turned held units into an order, moving none), `cancellation` (a cancelled order gave it back), `reservation` (createReservation held the units), `release` (releaseReservation gave them back), `expiry` (the hold expired and gave them back by itself).
          * @enum {string}
          */
-        ChangeReason: "adjustment" | "arrival" | "return" | "count" | "damage" | "loss" | "import" | "order" | "cancellation";
+        ChangeReason: "adjustment" | "arrival" | "return" | "count" | "damage" | "loss" | "import" | "order" | "cancellation" | "reservation" | "release" | "expiry";
         /**
          * @description One row of the ledger: every change to a quantity has exactly one, written in the same transaction.
          * @example {
@@ -598,6 +598,11 @@ export interface components {
              * @description When the change was committed (RFC 3339, UTC, milliseconds).
              */
             at: string;
+            /**
+             * Format: int64
+             * @description The hold the change is of: present only on the rows of reasons `reservation`, `release` and `expiry`, and on the `order` rows of a confirmed hold; absent on every other row. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+             */
+            reservationId?: bigint;
         };
         /**
          * @description The status of an order. Transitions: placed → approved or cancelled; approved → delivered or cancelled; delivered and cancelled are final.
@@ -1048,7 +1053,7 @@ export interface operations {
                  */
                 petId?: bigint;
                 /** @description Only changes with this reason. */
-                reason?: "adjustment" | "arrival" | "return" | "count" | "damage" | "loss" | "import" | "order" | "cancellation";
+                reason?: "adjustment" | "arrival" | "return" | "count" | "damage" | "loss" | "import" | "order" | "cancellation" | "reservation" | "release" | "expiry";
             };
             header?: never;
             path?: never;
@@ -4294,4 +4299,4 @@ export interface operations {
 }
 
 /** Every property that holds an int64 in some schema of the document, which holds no other integer under that name. */
-export const INT64_PROPERTIES: ReadonlySet<string> = new Set(["deliveredThrough","id","keyId","orderId","petId","seq"])
+export const INT64_PROPERTIES: ReadonlySet<string> = new Set(["deliveredThrough","id","keyId","orderId","petId","reservationId","seq"])

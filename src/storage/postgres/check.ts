@@ -1,5 +1,13 @@
-import type { OrderStatus } from '../../domain.js'
-import { batchFinding, type CheckCounts, type InvariantChecks, orderFinding, type Report } from '../invariants.js'
+import type { OrderStatus, ReservationStatus } from '../../domain.js'
+import {
+  batchFinding,
+  type CheckCounts,
+  type DueHold,
+  holdFinding,
+  type InvariantChecks,
+  orderFinding,
+  type Report,
+} from '../invariants.js'
 import type { PostgresConnection, Run } from './connection.js'
 
 /*
@@ -37,11 +45,14 @@ const ROWS_PRUNED = `SELECT c.seq::text AS seq, c.pet_id::text AS pet, r.pruned_
 const ORDER_MOVES = `WITH moves AS (
     SELECT order_id,
       count(*) FILTER (WHERE reason = 'order') AS placements,
-      coalesce(sum(previous_quantity - quantity) FILTER (WHERE reason = 'order'), 0) AS taken,
+      -- An order confirmed from a hold moved no units: its hold's reservation row took them.
+      coalesce(sum(CASE WHEN reservation_id IS NULL THEN previous_quantity - quantity
+        ELSE (SELECT l.quantity FROM reservation_lines AS l WHERE l.reservation_id = c.reservation_id AND l.order_id = c.order_id)
+        END) FILTER (WHERE reason = 'order'), 0) AS taken,
       count(*) FILTER (WHERE reason = 'cancellation') AS returns,
       coalesce(sum(quantity - previous_quantity) FILTER (WHERE reason = 'cancellation'), 0) AS given,
       min(pet_id) AS low_pet, max(pet_id) AS high_pet, min(seq) AS first_seq
-    FROM inventory_changes WHERE order_id IS NOT NULL GROUP BY order_id)
+    FROM inventory_changes AS c WHERE order_id IS NOT NULL GROUP BY order_id)
   SELECT o.id::text AS id, o.pet_id::text AS pet, o.status, o.quantity, coalesce(m.placements, 0)::int AS placements,
     coalesce(m.taken, 0)::bigint::text AS taken, coalesce(m.returns, 0)::int AS returns, coalesce(m.given, 0)::bigint::text AS given,
     m.low_pet::text AS low_pet, m.high_pet::text AS high_pet, NULL AS first_seq
@@ -53,6 +64,33 @@ const ORDER_MOVES = `WITH moves AS (
 /** Batches whose rows are not one run of seqs (a suffix of one, after retention, still is). */
 const BATCHES_SPLIT = `SELECT batch_id, count(*)::text AS n, min(seq)::text AS first, max(seq)::text AS last
   FROM inventory_changes WHERE batch_id IS NOT NULL GROUP BY batch_id HAVING max(seq) - min(seq) + 1 <> count(*)`
+
+/** Every hold beside its lines and the ledger rows that name it. */
+const HOLD_MOVES = `WITH moves AS (
+    SELECT reservation_id,
+      count(*) FILTER (WHERE reason = 'reservation') AS takes,
+      coalesce(sum(previous_quantity - quantity) FILTER (WHERE reason = 'reservation'), 0) AS taken,
+      count(*) FILTER (WHERE reason IN ('release', 'expiry')) AS gives,
+      coalesce(sum(quantity - previous_quantity) FILTER (WHERE reason IN ('release', 'expiry')), 0) AS given,
+      count(*) FILTER (WHERE reason = 'order') AS confirms
+    FROM inventory_changes WHERE reservation_id IS NOT NULL GROUP BY reservation_id),
+  held AS (SELECT reservation_id, count(*) AS lines, sum(quantity) AS units, count(order_id) AS ordered
+    FROM reservation_lines GROUP BY reservation_id)
+  SELECT r.id::text AS id, r.status, coalesce(h.lines, 0)::int AS lines, coalesce(h.units, 0)::bigint::text AS units,
+    coalesce(h.ordered, 0)::int AS ordered, coalesce(m.takes, 0)::int AS takes, coalesce(m.taken, 0)::bigint::text AS taken,
+    coalesce(m.gives, 0)::int AS gives, coalesce(m.given, 0)::bigint::text AS given, coalesce(m.confirms, 0)::int AS confirms
+  FROM reservations AS r LEFT JOIN held AS h ON h.reservation_id = r.id LEFT JOIN moves AS m ON m.reservation_id = r.id`
+
+/** Lines of confirmed holds whose order is missing or of another pet or quantity. */
+const HOLD_ORDERS_WRONG = `SELECT l.reservation_id::text AS id, l.line, l.order_id::text AS order_id, o.pet_id::text AS order_pet,
+    o.quantity AS order_quantity, l.pet_id::text AS pet, l.quantity
+  FROM reservation_lines AS l LEFT JOIN orders AS o ON o.id = l.order_id
+  WHERE l.order_id IS NOT NULL AND (o.id IS NULL OR o.pet_id <> l.pet_id OR o.quantity <> l.quantity)`
+
+/** Active holds past their expiry (now), soonest first, with their lines summed. */
+const HOLDS_DUE = `SELECT r.id::text AS id, r.expires_at, count(*)::int AS lines, sum(l.quantity)::bigint::text AS units
+  FROM reservations AS r JOIN reservation_lines AS l ON l.reservation_id = r.id
+  WHERE r.status = 'active' AND r.expires_at <= clock_timestamp() GROUP BY r.id ORDER BY r.expires_at`
 
 const WEBHOOKS_PAST_END = `WITH e AS (SELECT greatest(coalesce((SELECT max(seq) FROM inventory_changes), 0),
     (SELECT pruned_through FROM ledger_retention)) AS seq)
@@ -77,13 +115,13 @@ const big = (value: string | number | null | undefined) => BigInt(value as strin
 
 export function postgresCheck(db: PostgresConnection): InvariantChecks {
   return {
-    checkInvariants: (report) =>
+    checkInvariants: (report, due) =>
       // One connection for the whole check, bounded by DB_MIGRATION_TIMEOUT_MS as an operator's bulk job is.
       db.withConnection(
         Date.now() + db.bulkTimeoutMs,
         async (run) => {
           await run('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
-          const counts = await checkAll(run, report)
+          const counts = await checkAll(run, report, due)
           await run('COMMIT')
           return counts
         },
@@ -92,7 +130,7 @@ export function postgresCheck(db: PostgresConnection): InvariantChecks {
   }
 }
 
-async function checkAll(run: Run, report: Report): Promise<CheckCounts> {
+async function checkAll(run: Run, report: Report, due?: (hold: DueHold) => void): Promise<CheckCounts> {
   const [sizes] = await run<Record<string, string>>(`SELECT
     (SELECT count(*) FROM inventory)::text AS entries, (SELECT count(*) FROM inventory_changes)::text AS ledger,
     (SELECT count(*) FROM webhooks)::text AS webhooks, (SELECT count(*) FROM api_keys)::text AS keys,
@@ -101,6 +139,7 @@ async function checkAll(run: Run, report: Report): Promise<CheckCounts> {
     entries: Number(sizes!.entries),
     ledgerRows: Number(sizes!.ledger),
     orders: 0,
+    reservations: 0,
     webhooks: Number(sizes!.webhooks),
     keys: Number(sizes!.keys),
   }
@@ -166,6 +205,43 @@ async function checkAll(run: Run, report: Report): Promise<CheckCounts> {
     )
     if (found) report({ invariant: 'order_stock', ids: { order: big(r.id), pet: big(r.pet) }, found })
   }
+
+  for await (const r of cursorRows(run, HOLD_MOVES)) {
+    counts.reservations++
+    const found = holdFinding(
+      {
+        reservationId: big(r.id),
+        status: r.status as ReservationStatus,
+        lines: Number(r.lines),
+        units: Number(r.units),
+        ordered: Number(r.ordered),
+        takes: Number(r.takes),
+        taken: Number(r.taken),
+        gives: Number(r.gives),
+        given: Number(r.given),
+        confirms: Number(r.confirms),
+      },
+      pruned,
+    )
+    if (found) report({ invariant: 'hold_stock', ids: { reservation: big(r.id) }, found })
+  }
+  for await (const r of cursorRows(run, HOLD_ORDERS_WRONG))
+    report({
+      invariant: 'hold_orders',
+      ids: { reservation: big(r.id), line: Number(r.line), order: big(r.order_id) },
+      found:
+        r.order_pet === null
+          ? 'no such order'
+          : `the order is of ${r.order_quantity} units of pet ${r.order_pet}, the line of ${r.quantity} units of pet ${r.pet}`,
+    })
+  if (due)
+    for await (const r of cursorRows(run, HOLDS_DUE))
+      due({
+        reservationId: big(r.id),
+        expiresAt: (r.expires_at as unknown as Date).toISOString(),
+        lines: Number(r.lines),
+        units: Number(r.units),
+      })
 
   for await (const r of cursorRows(run, WEBHOOKS_PAST_END))
     report({

@@ -12,7 +12,8 @@ import { intArray, textArray } from './array-literals.js'
 
 /** The columns a read of the ledger takes (with `trace_context` only when asked: ChangeQuery.traceContexts). */
 export const CHANGE_COLUMNS =
-  'seq::text AS seq, pet_id::text AS pet_id, previous_quantity, quantity, reason, note, order_id::text AS order_id, batch_id, key_id, request_id, at'
+  'seq::text AS seq, pet_id::text AS pet_id, previous_quantity, quantity, reason, note, order_id::text AS order_id, batch_id, key_id, request_id, at, ' +
+  'reservation_id::text AS reservation_id'
 
 export function postgresLedger(db: PostgresConnection): LedgerReads {
   return {
@@ -71,12 +72,14 @@ export function changeArrays(changes: InventoryChange[]): unknown[] {
 /**
  * A stock batch's ledger rows, as the INSERT of one data-modifying CTE inside the batch's single
  * statement (stock.ts writes the whole plan in one round trip): its arrays (changeArrays) are the
- * parameters from `$first` on, and `$at` is the batch's time.
+ * parameters from `$first` on, `$at` is the batch's time, and `$reservations`, when given, the rows'
+ * hold ids.
  */
-export function insertPlanChanges(first: number, at: number): string {
+export function insertPlanChanges(first: number, at: number, reservations?: number): string {
   const arrays = CHANGE_ARRAYS.map((type, i) => `$${first + i}::${type}[]`).join(', ')
-  return `INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, order_id, key_id, request_id, note, trace_context, batch_id, at)
-         SELECT v.*, $${at} FROM unnest(${arrays}) AS v`
+  const held = reservations === undefined ? '' : `, $${reservations}::bigint[]`
+  return `INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, order_id, key_id, request_id, note, trace_context, batch_id${reservations === undefined ? '' : ', reservation_id'}, at)
+         SELECT v.*, $${at} FROM unnest(${arrays}${held}) AS v`
 }
 
 /**

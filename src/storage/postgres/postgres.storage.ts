@@ -9,6 +9,7 @@ import { postgresKeys } from './keys.js'
 import { postgresLedger } from './ledger.js'
 import { postgresOrders } from './orders.js'
 import { postgresPets } from './pets.js'
+import { postgresReservations } from './reservations.js'
 import { postgresRetention } from './retention.js'
 import { postgresSignals } from './signals.js'
 import { postgresStock } from './stock.js'
@@ -39,6 +40,7 @@ export const PostgresStorage = {
       ...signals,
       ...postgresWebhooks(db),
       ...postgresOrders(db),
+      ...postgresReservations(db),
       ...postgresImports(db),
       ...postgresPets(db),
       ...postgresDeprecatedCalls(db),

@@ -38,6 +38,7 @@ export interface ChangeRow {
   key_id: number | null
   request_id: string | null
   at: Date
+  reservation_id: string | null
   /** Only when read (ChangeQuery.traceContexts). */
   trace_context?: string | null
 }
@@ -93,6 +94,7 @@ export const toChange = (r: ChangeRow): InventoryChange => {
     requestId: r.request_id,
     at: r.at.toISOString(),
   }
+  if (r.reservation_id !== null) change.reservationId = BigInt(r.reservation_id)
   if (r.trace_context != null) change.traceContext = r.trace_context
   return change
 }

@@ -1,6 +1,6 @@
 import type { Order, PetStatus } from '../../domain.js'
 import { claimKey, IDEMPOTENCY_TTL_MS, storedAnswer } from '../../stock/claims.js'
-import { type BatchPlan, type BatchState, batchReads, planBatch } from '../../stock/planner.js'
+import { addHoldPets, type BatchPlan, type BatchState, batchReads, planBatch, touchesHolds } from '../../stock/planner.js'
 import type { ChangeRefusal, StockChange, StockResult, StockWrite } from '../../stock/writes.js'
 import { GroupCommit } from '../group-commit.js'
 import { stockWritesThrough } from '../stock-writes.js'
@@ -8,8 +8,27 @@ import type { StockWrites } from '../ports.js'
 import { lockInventory, type PostgresConnection, type Run, unavailable } from './connection.js'
 import { changeArrays, insertPlanChanges } from './ledger.js'
 import { ORDER_COLUMNS } from './orders.js'
+import { lastReservationId, readReservations, writeReservations } from './reservations.js'
 import { type ClaimRow, type ItemRow, type OrderRow, toClaim, toItem, toOrder } from './rows.js'
 import { intArray, textArray } from './array-literals.js'
+
+/** What a write touches, for GroupCommit's `touches`: its (first) pet, or the order or hold it names. */
+function touches(write: StockWrite): unknown {
+  switch (write.kind) {
+    case 'transition':
+      return `order ${write.orderId}`
+    case 'changes':
+      return write.changes[0]!.petId
+    case 'hold':
+      return write.lines[0]!.petId
+    case 'reservation':
+      return `hold ${write.reservationId}`
+    case 'expire':
+      return 'holds due'
+    default:
+      return write.petId
+  }
+}
 
 /** The stock writes, and `drain` for close: it resolves once every write submitted so far is answered. */
 export function postgresStock(db: PostgresConnection): StockWrites & { drain(): Promise<void> } {
@@ -25,8 +44,7 @@ export function postgresStock(db: PostgresConnection): StockWrites & { drain(): 
     // one large batch at a time instead of many that conflict and are planned again under the lock.
     // An order moved by id names its pet only once read; a conflict there is still caught and replanned.
     // Changes name their first pet: an adjustment its only one; a batch's others may still conflict.
-    touches: (write) =>
-      write.kind === 'transition' ? `order ${write.orderId}` : write.kind === 'changes' ? write.changes[0]!.petId : write.petId,
+    touches,
   })
   return stockWritesThrough(groupCommit)
 }
@@ -70,12 +88,24 @@ async function commitStockWrites(db: PostgresConnection, batch: StockWrite[], de
     })
   }
   if (batch.every(plainDelta)) return adjustQuantities(db, batch as PlainDelta[], deadline, at)
-  const applied = await db.withConnection(deadline, (run) => applyUnlocked(run, batch, at))
-  if (applied !== undefined) return applied
-  db.observer?.stockReplanned()
+  // A batch that writes holds is planned under the lock at once: apply_stock_plan knows no holds.
+  if (!touchesHolds(batch)) {
+    const applied = await db.withConnection(deadline, (run) => applyUnlocked(run, batch, at))
+    if (applied !== undefined) return applied
+    db.observer?.stockReplanned()
+  }
   return db.transaction(deadline, async (run) => {
     const reads = batchReads(batch)
-    const state: BatchState = { entries: new Map(), orders: new Map(), claims: new Map(), ...(await lockInventory(run)) }
+    const state: BatchState = {
+      entries: new Map(),
+      orders: new Map(),
+      claims: new Map(),
+      reservations: new Map(),
+      ...(await lockInventory(run)),
+    }
+    if (reads.placesHold) state.lastReservation = await lastReservationId(run)
+    await readReservations(run, reads.reservationIds, state.reservations!)
+    for (const r of state.reservations!.values()) addHoldPets(r, reads.petIds)
     if (reads.orderIds.size > 0) {
       const rows = await run<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ANY($1::bigint[])`, [
         [...reads.orderIds].map(String),
@@ -91,6 +121,7 @@ async function commitStockWrites(db: PostgresConnection, batch: StockWrite[], de
     for (const item of entries.map(toItem)) state.entries.set(item.petId, item)
     if (reads.claims.length > 0) await readClaims(run, reads.claims, at, state)
     const plan = planBatch(batch, state, at.toISOString())
+    await writeReservations(run, plan.newReservations, plan.changedReservations)
     await writePlan(run, plan, at)
     return plan.results
   })
@@ -317,7 +348,7 @@ async function writePlan(run: Run, plan: BatchPlan, at: Date) {
        ), moved AS (
          UPDATE orders AS o SET status = v.status, updated_at = $22 FROM unnest($7::bigint[], $8::text[]) AS v(id, status) WHERE o.id = v.id
        ), logged AS (
-         ${insertPlanChanges(9, 22)}
+         ${insertPlanChanges(9, 22, 30)}
        ), claimed AS (
          INSERT INTO idempotency_keys (key_id, idempotency_key, fingerprint, outcome, order_id, available, answer, created_at)
          SELECT v.*, $22 FROM unnest($23::integer[], $24::text[], $25::text[], $26::text[], $27::bigint[], $28::integer[], $29::text[]) AS v
@@ -325,6 +356,6 @@ async function writePlan(run: Run, plan: BatchPlan, at: Date) {
            order_id = excluded.order_id, available = excluded.available, answer = excluded.answer, created_at = excluded.created_at
        )
        UPDATE inventory_version SET last_change = $20, last_order = $21`,
-    planParameters(plan, at),
+    [...planParameters(plan, at), intArray(plan.changes.map((c) => c.reservationId))],
   )
 }

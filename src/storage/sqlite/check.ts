@@ -1,6 +1,14 @@
 import type Database from 'better-sqlite3'
-import type { OrderStatus } from '../../domain.js'
-import { batchFinding, type CheckCounts, type InvariantChecks, orderFinding, type Report } from '../invariants.js'
+import type { OrderStatus, ReservationStatus } from '../../domain.js'
+import {
+  batchFinding,
+  type CheckCounts,
+  type DueHold,
+  holdFinding,
+  type InvariantChecks,
+  orderFinding,
+  type Report,
+} from '../invariants.js'
 import { endLongRead, type SqliteConnection } from './connection.js'
 
 /*
@@ -31,17 +39,43 @@ const BATCHES_SPLIT = `SELECT batch_id, count(*), min(seq), max(seq) FROM invent
 const ORDER_MOVES = `WITH moves AS (
     SELECT order_id,
       sum(reason = 'order') AS placements,
-      sum(iif(reason = 'order', previous_quantity - quantity, 0)) AS taken,
+      -- An order confirmed from a hold moved no units: its hold's reservation row took them.
+      sum(iif(reason = 'order', iif(reservation_id IS NULL, previous_quantity - quantity,
+        (SELECT l.quantity FROM reservation_lines AS l WHERE l.reservation_id = c.reservation_id AND l.order_id = c.order_id)), 0)) AS taken,
       sum(reason = 'cancellation') AS returns,
       sum(iif(reason = 'cancellation', quantity - previous_quantity, 0)) AS given,
       min(pet_id) AS low_pet, max(pet_id) AS high_pet, min(seq) AS first_seq
-    FROM inventory_changes WHERE order_id IS NOT NULL GROUP BY order_id)
+    FROM inventory_changes AS c WHERE order_id IS NOT NULL GROUP BY order_id)
   SELECT o.id, o.pet_id, o.status, o.quantity, coalesce(m.placements, 0), coalesce(m.taken, 0),
     coalesce(m.returns, 0), coalesce(m.given, 0), m.low_pet, m.high_pet, NULL
   FROM orders AS o LEFT JOIN moves AS m ON m.order_id = o.id
   UNION ALL
   SELECT m.order_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, m.first_seq
   FROM moves AS m WHERE NOT EXISTS (SELECT 1 FROM orders WHERE id = m.order_id)`
+
+/** Every hold beside its lines and the ledger rows that name it. */
+const HOLD_MOVES = `WITH moves AS (
+    SELECT reservation_id,
+      sum(reason = 'reservation') AS takes, sum(iif(reason = 'reservation', previous_quantity - quantity, 0)) AS taken,
+      sum(reason = 'release' OR reason = 'expiry') AS gives,
+      sum(iif(reason = 'release' OR reason = 'expiry', quantity - previous_quantity, 0)) AS given,
+      sum(reason = 'order') AS confirms
+    FROM inventory_changes WHERE reservation_id IS NOT NULL GROUP BY reservation_id),
+  held AS (SELECT reservation_id, count(*) AS lines, sum(quantity) AS units, count(order_id) AS ordered
+    FROM reservation_lines GROUP BY reservation_id)
+  SELECT r.id, r.status, coalesce(h.lines, 0), coalesce(h.units, 0), coalesce(h.ordered, 0), coalesce(m.takes, 0),
+    coalesce(m.taken, 0), coalesce(m.gives, 0), coalesce(m.given, 0), coalesce(m.confirms, 0)
+  FROM reservations AS r LEFT JOIN held AS h ON h.reservation_id = r.id LEFT JOIN moves AS m ON m.reservation_id = r.id`
+
+/** Lines of confirmed holds whose order is missing or of another pet or quantity. */
+const HOLD_ORDERS_WRONG = `SELECT l.reservation_id, l.line, l.order_id, o.pet_id, o.quantity, l.pet_id, l.quantity
+  FROM reservation_lines AS l LEFT JOIN orders AS o ON o.id = l.order_id
+  WHERE l.order_id IS NOT NULL AND (o.id IS NULL OR o.pet_id <> l.pet_id OR o.quantity <> l.quantity)`
+
+/** Active holds past their expiry (?), soonest first, with their lines summed. */
+const HOLDS_DUE = `SELECT r.id, r.expires_at, count(*), sum(l.quantity)
+  FROM reservations AS r INDEXED BY reservations_due JOIN reservation_lines AS l ON l.reservation_id = r.id
+  WHERE r.status = 'active' AND r.expires_at <= ? GROUP BY r.id ORDER BY r.expires_at`
 
 const LEDGER_END = `SELECT max(coalesce((SELECT max(seq) FROM inventory_changes), 0), (SELECT pruned_through FROM ledger_retention))`
 
@@ -62,11 +96,11 @@ const count = (db: Database.Database, sql: string) => Number(db.prepare(sql).plu
 
 export function sqliteCheck(conn: SqliteConnection): InvariantChecks {
   return {
-    async checkInvariants(report: Report): Promise<CheckCounts> {
+    async checkInvariants(report: Report, due?: (hold: DueHold) => void): Promise<CheckCounts> {
       const db = conn.reader ?? conn.db
       db.exec('BEGIN')
       try {
-        return checkAll(db, report)
+        return checkAll(db, report, due)
       } finally {
         if (db === conn.db) db.exec('COMMIT')
         else endLongRead(db, conn.db)
@@ -75,11 +109,12 @@ export function sqliteCheck(conn: SqliteConnection): InvariantChecks {
   }
 }
 
-function checkAll(db: Database.Database, report: Report): CheckCounts {
+function checkAll(db: Database.Database, report: Report, due?: (hold: DueHold) => void): CheckCounts {
   const counts: CheckCounts = {
     entries: count(db, 'SELECT count(*) FROM inventory'),
     ledgerRows: count(db, 'SELECT count(*) FROM inventory_changes'),
     orders: 0,
+    reservations: 0,
     webhooks: count(db, 'SELECT count(*) FROM webhooks'),
     keys: count(db, 'SELECT count(*) FROM api_keys'),
   }
@@ -143,6 +178,38 @@ function checkAll(db: Database.Database, report: Report): CheckCounts {
     )
     if (found) report({ invariant: 'order_stock', ids: { order: orderId as bigint, pet: petId as bigint }, found })
   }
+
+  for (const [id, status, lines, units, ordered, takes, taken, gives, given, confirms] of rows(db, HOLD_MOVES)) {
+    counts.reservations++
+    const found = holdFinding(
+      {
+        reservationId: id as bigint,
+        status: status as ReservationStatus,
+        lines: Number(lines),
+        units: Number(units),
+        ordered: Number(ordered),
+        takes: Number(takes),
+        taken: Number(taken),
+        gives: Number(gives),
+        given: Number(given),
+        confirms: Number(confirms),
+      },
+      pruned,
+    )
+    if (found) report({ invariant: 'hold_stock', ids: { reservation: id as bigint }, found })
+  }
+  for (const [id, line, orderId, orderPet, orderQuantity, petId, quantity] of rows(db, HOLD_ORDERS_WRONG))
+    report({
+      invariant: 'hold_orders',
+      ids: { reservation: id as bigint, line: line as bigint, order: orderId as bigint },
+      found:
+        orderPet === null
+          ? 'no such order'
+          : `the order is of ${orderQuantity} units of pet ${orderPet}, the line of ${quantity} units of pet ${petId}`,
+    })
+  if (due)
+    for (const [id, expiresAt, lines, units] of rows(db, HOLDS_DUE, new Date().toISOString()))
+      due({ reservationId: id as bigint, expiresAt: expiresAt as string, lines: Number(lines), units: Number(units) })
 
   const end = db.prepare(LEDGER_END).pluck().safeIntegers().get() as bigint
   for (const [id, cursor] of rows(db, 'SELECT id, delivered_through FROM webhooks WHERE delivered_through > ?', end))

@@ -21,6 +21,7 @@ export type ChangeRow = [
   keyId: bigint | null,
   requestId: string | null,
   at: string,
+  reservationId: bigint | null,
   /** Only when read (TRACED_CHANGE_COLUMNS). */
   traceContext?: string | null,
 ]
@@ -34,7 +35,8 @@ export interface KeyRow {
 }
 
 export const ORDER_COLUMNS = 'id, pet_id, quantity, status, placed_at, updated_at'
-export const CHANGE_COLUMNS = 'seq, pet_id, previous_quantity, quantity, reason, note, order_id, batch_id, key_id, request_id, at'
+export const CHANGE_COLUMNS =
+  'seq, pet_id, previous_quantity, quantity, reason, note, order_id, batch_id, key_id, request_id, at, reservation_id'
 /** With the row's trace context (ChangeQuery.traceContexts; and every insert). */
 export const TRACED_CHANGE_COLUMNS = `${CHANGE_COLUMNS}, trace_context`
 
@@ -65,6 +67,7 @@ export const toChange = ([
   keyId,
   requestId,
   at,
+  reservationId,
   trace,
 ]: ChangeRow): InventoryChange => {
   const change: InventoryChange = {
@@ -80,6 +83,7 @@ export const toChange = ([
     requestId,
     at,
   }
+  if (reservationId !== null) change.reservationId = reservationId
   if (trace != null) change.traceContext = trace
   return change
 }

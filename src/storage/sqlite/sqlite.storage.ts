@@ -10,6 +10,7 @@ import { sqliteLedger } from './ledger.js'
 import { sqliteRetention } from './retention.js'
 import { sqliteOrders } from './orders.js'
 import { sqlitePets } from './pets.js'
+import { sqliteReservations } from './reservations.js'
 import { sqliteSignals } from './signals.js'
 import { sqliteStock } from './stock.js'
 import { sqliteWebhooks } from './webhooks.js'
@@ -45,6 +46,7 @@ export const SqliteStorage = {
       ...signals,
       ...sqliteWebhooks(conn, alongside),
       ...sqliteOrders(conn),
+      ...sqliteReservations(conn),
       ...sqliteImports(conn),
       ...sqlitePets(conn),
       ...sqliteKeys(conn),

@@ -1,5 +1,5 @@
 import { IDEMPOTENCY_TTL_MS, claimKey } from '../../stock/claims.js'
-import { batchReads, planBatch, type BatchState } from '../../stock/planner.js'
+import { addHoldPets, batchReads, planBatch, rowsOf, type BatchState } from '../../stock/planner.js'
 import type { StockResult, StockWrite } from '../../stock/writes.js'
 import { GroupCommit } from '../group-commit.js'
 import { stockWritesThrough } from '../stock-writes.js'
@@ -9,6 +9,7 @@ import { purgeClaims, readClaim, writeClaims } from './idempotency.js'
 import { readEntries, writeQuantities } from './inventory.js'
 import { appendChanges, lastIssuedSeq } from './ledger.js'
 import { lastOrderId, readOrder, writeOrders } from './orders.js'
+import { lastReservationId, readReservations, writeReservations } from './reservations.js'
 
 /**
  * A batch of stock writes inside its IMMEDIATE transaction: reads what planBatch needs (SQLite has
@@ -22,10 +23,14 @@ function applyStockWrites(conn: SqliteConnection, batch: StockWrite[]): StockRes
     entries: new Map(),
     orders: new Map(),
     claims: new Map(),
+    reservations: new Map(),
     lastChange: lastIssuedSeq(conn),
-    // The last order id is read only when the batch places one.
-    lastOrder: batch.some((w) => w.kind === 'place') ? lastOrderId(conn) : 0n,
+    // The last order and hold ids are read only when the batch may place one (a confirm places orders).
+    lastOrder: batch.some((w) => w.kind === 'place' || w.kind === 'reservation') ? lastOrderId(conn) : 0n,
+    lastReservation: reads.placesHold ? lastReservationId(conn) : 0n,
   }
+  readReservations(conn, reads.reservationIds, state.reservations!)
+  for (const r of state.reservations!.values()) addHoldPets(r, reads.petIds)
   for (const id of reads.orderIds) {
     const order = readOrder(conn, id)
     if (!order) continue
@@ -44,6 +49,7 @@ function applyStockWrites(conn: SqliteConnection, batch: StockWrite[]): StockRes
   const plan = planBatch(batch, state, at)
   // Orders first: the ledger rows and the claims name them.
   writeOrders(conn, plan.newOrders, plan.changedOrders)
+  writeReservations(conn, plan.newReservations, plan.changedReservations)
   writeQuantities(conn, plan.quantities)
   appendChanges(conn, plan.changes)
   writeClaims(conn, plan.claims, at)
@@ -100,7 +106,7 @@ export function sqliteStock(
       dialect: 'sqlite',
       onBatch: observer && ((writes, seconds) => observer.batchCommitted('sqlite', writes, seconds)),
       // A change a ledger row: about 7 µs each here, so a commit holds the event loop 15 ms or so.
-      weight: (write) => (!isRider(write) && write.kind === 'changes' ? write.changes.length : 1),
+      weight: (write) => (isRider(write) ? 1 : rowsOf(write)),
       maxWeight: MAX_CHANGES_PER_COMMIT,
     },
   )

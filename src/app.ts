@@ -46,6 +46,16 @@ import { KeysService } from './keys/keys.service.js'
 import type { Metrics } from './metrics/metrics.js'
 import { OrderCreateSchema, OrderSchema, OrderStatusSchema, OrderUpdateSchema } from './orders/order.schema.js'
 import { ordersRoutes } from './orders/orders.routes.js'
+import {
+  ReservationCreateSchema,
+  ReservationExtendSchema,
+  ReservationLineSchema,
+  ReservationSchema,
+  ReservationStatusSchema,
+} from './reservations/reservation.schema.js'
+import { HoldExpiry } from './reservations/hold-expiry.js'
+import { reservationsRoutes } from './reservations/reservations.routes.js'
+import { ReservationsService } from './reservations/reservations.service.js'
 import { OrdersService } from './orders/orders.service.js'
 import { Deprecation } from './http/deprecation.js'
 import { CategorySchema, DeprecatedCallsSchema, PetSchema, TagSchema } from './pets/pet.schema.js'
@@ -77,6 +87,11 @@ export const SHARED_SCHEMAS = [
   OrderSchema,
   OrderCreateSchema,
   OrderUpdateSchema,
+  ReservationStatusSchema,
+  ReservationLineSchema,
+  ReservationSchema,
+  ReservationCreateSchema,
+  ReservationExtendSchema,
   CategorySchema,
   TagSchema,
   PetSchema,
@@ -186,12 +201,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   })
   // LEDGER_RETENTION: the ledger's old rows removed in the background (none when it is unset).
   const pruner = config.ledgerRetentionMs === undefined ? undefined : new LedgerPruner(storage, config.ledgerRetentionMs, app.log)
+  // Holds whose expiresAt has passed give their units back, on every instance (issue 47).
+  const holdExpiry = new HoldExpiry(storage, app.log)
   app.addHook('onReady', async () => {
     delivery.start()
     pruner?.start()
+    holdExpiry.start()
   })
   // After the routes' own onClose hooks (Fastify runs them last added first), before the storage closes.
   app.addHook('onClose', async () => {
+    await holdExpiry.stop()
     await pruner?.stop()
     await delivery.stop()
     tail.stop()
@@ -205,6 +224,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   })
   await app.register(inventoryBatchRoutes, { prefix: API_PREFIX, inventory })
   await app.register(ordersRoutes, { prefix: API_PREFIX, orders: new OrdersService(storage) })
+  await app.register(reservationsRoutes, { prefix: API_PREFIX, reservations: new ReservationsService(storage) })
   await app.register(petsRoutes, {
     prefix: API_PREFIX,
     pets: new PetsService(storage),

@@ -18,6 +18,9 @@ export const ERROR_CODES = {
   quantity_mismatch: 409,
   idempotency_key_reused: 409,
   invalid_transition: 409,
+  reservation_expired: 409,
+  reservation_released: 409,
+  reservation_confirmed: 409,
   key_name_taken: 409,
   webhook_limit_reached: 409,
   gone: 410,
@@ -47,6 +50,9 @@ export const RULE_CODES: readonly ErrorCode[] = [
   'quantity_mismatch',
   'idempotency_key_reused',
   'invalid_transition',
+  'reservation_expired',
+  'reservation_released',
+  'reservation_confirmed',
   'key_name_taken',
   'webhook_limit_reached',
   'too_many_streams',
@@ -154,6 +160,9 @@ export class ConflictError extends DomainError {
       | 'quantity_mismatch'
       | 'idempotency_key_reused'
       | 'invalid_transition'
+      | 'reservation_expired'
+      | 'reservation_released'
+      | 'reservation_confirmed'
       | 'key_name_taken'
       | 'webhook_limit_reached',
     message: string,

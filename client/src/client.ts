@@ -21,6 +21,9 @@ import type {
   OrderCreate,
   OrderStatus,
   OrderUpdate,
+  Reservation,
+  ReservationCreate,
+  ReservationStatus,
   Page,
   Pet,
   PetStatus,
@@ -41,6 +44,12 @@ export const OPERATIONS = {
   listOrders: ['orders.list', 'orders.page'],
   getOrder: ['orders.get'],
   updateOrder: ['orders.update'],
+  createReservation: ['reservations.hold'],
+  listReservations: ['reservations.list', 'reservations.page'],
+  getReservation: ['reservations.get'],
+  extendReservation: ['reservations.extend'],
+  releaseReservation: ['reservations.release'],
+  confirmReservation: ['reservations.confirm'],
   getPetById: ['pets.get'],
   listDeprecatedCalls: ['deprecations.list'],
   listKeys: ['keys.list'],
@@ -188,6 +197,53 @@ export function createClient(options: ClientOptions) {
         page<Order>(http, { method: 'GET', path: 'store/orders', query: pageQuery(query), repeat: 'safe', options: query }) as Promise<
           Page<Order>
         >,
+    },
+
+    reservations: {
+      /**
+       * Holds every line or none (409 `insufficient_stock` names each short line): the units leave the
+       * inventory at once and come back by themselves at `expiresAt` unless confirmed, released or
+       * extended first. Sent with an Idempotency-Key (generated unless given) and repeated under it
+       * when the answer is lost, so it holds once whatever the network does.
+       */
+      hold: async (hold: ReservationCreate, call: CallOptions & { idempotencyKey?: string } = {}): Promise<Reservation> =>
+        (
+          await http.json<Reservation>({
+            method: 'POST',
+            path: 'store/reservations',
+            body: hold,
+            headers: { 'idempotency-key': call.idempotencyKey ?? idempotencyKey() },
+            repeat: 'safe',
+            options: call,
+          })
+        ).body,
+      get: (reservationId: bigint, call?: CallOptions) => get<Reservation>(`store/reservations/${id(reservationId)}`, call),
+      /** A new expiry, `expiresInSeconds` (10 to 14,400) from now; repeated when the answer is lost (it only sets the time again). */
+      extend: async (reservationId: bigint, expiresInSeconds: number, call?: CallOptions): Promise<Reservation> =>
+        (await send<Reservation>('POST', `store/reservations/${id(reservationId)}/extend`, { expiresInSeconds }, call, 'safe')).body,
+      /**
+       * Gives the units back now. Not repeated after a lost answer (PetstoreUnknownOutcomeError): `get`
+       * tells whether it was released; a second release is PetstoreError 409 `reservation_released`.
+       */
+      release: async (reservationId: bigint, call?: CallOptions): Promise<Reservation> =>
+        (await send<Reservation>('POST', `store/reservations/${id(reservationId)}/release`, undefined, call)).body,
+      /**
+       * Turns each line into a placed order, at most once (a second confirm is PetstoreError 409
+       * `reservation_confirmed`); the lines' `orderId` name them. Not repeated after a lost answer: `get` tells.
+       */
+      confirm: async (reservationId: bigint, call?: CallOptions): Promise<Reservation> =>
+        (await send<Reservation>('POST', `store/reservations/${id(reservationId)}/confirm`, undefined, call)).body,
+      /** Every hold (of a status), oldest first, a page at a time. */
+      list: (query: { status?: ReservationStatus; after?: bigint } & PageOptions = {}) =>
+        walk<Reservation>(http, { method: 'GET', path: 'store/reservations', query: pageQuery(query), repeat: 'safe', options: query }),
+      page: (query: { status?: ReservationStatus; after?: bigint } & PageOptions = {}) =>
+        page<Reservation>(http, {
+          method: 'GET',
+          path: 'store/reservations',
+          query: pageQuery(query),
+          repeat: 'safe',
+          options: query,
+        }) as Promise<Page<Reservation>>,
     },
 
     changes: {

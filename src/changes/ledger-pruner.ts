@@ -1,4 +1,5 @@
 import type { LedgerRetention } from '../storage/ports.js'
+import { PeriodicPass } from '../periodic-pass.js'
 import { saidOnce } from '../storage/faults.js'
 
 /** Rows one transaction removes: about a millisecond of work, so no request waits long behind it. */
@@ -30,44 +31,38 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
  * are told so (410 cursor_expired; a webhook subscription is disabled) rather than given a gap.
  */
 export class LedgerPruner {
-  private timer: NodeJS.Timeout | undefined
-  private pass: Promise<number> | undefined
-  private stopped = false
+  private readonly passes: PeriodicPass<number>
 
   constructor(
     private readonly ledger: LedgerRetention,
     private readonly retentionMs: number,
     private readonly log: PrunerLog,
-  ) {}
+  ) {
+    this.passes = new PeriodicPass(this.intervalMs, () => this.run())
+  }
 
   get intervalMs(): number {
     return Math.max(100, Math.min(PRUNE_INTERVAL_MS, Math.floor(this.retentionMs / 2)))
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.prune(), this.intervalMs).unref()
-    void this.prune()
+    this.passes.start()
   }
 
   /** One pass (unless one is running): removes what has passed the retention; resolves with the rows removed. */
   prune(): Promise<number> {
-    this.pass ??= this.run().finally(() => {
-      this.pass = undefined
-    })
-    return this.pass
+    return this.passes.run()
   }
 
   /** Stops the passes; resolves once the one in progress has ended (after its current batch). */
-  async stop(): Promise<void> {
-    this.stopped = true
-    clearInterval(this.timer)
-    await this.pass
+  stop(): Promise<void> {
+    return this.passes.stop()
   }
 
   private async run(): Promise<number> {
     let removed = 0
     try {
-      while (!this.stopped) {
+      while (!this.passes.stopped) {
         const before = new Date(Date.now() - this.retentionMs).toISOString()
         const started = performance.now()
         const n = await this.ledger.pruneLedger(before, PRUNE_BATCH_ROWS)

@@ -40,6 +40,41 @@ async function cancelledOrder(s: TestServer, token: string): Promise<string> {
   assert.equal(cancelled.status, 200, cancelled.text)
   return String(placed.body.id)
 }
+/** A hold of pet 2's one unit, released at once (so the stock is as it was): the id of a hold that ended. */
+async function releasedHold(s: TestServer, token: string): Promise<string> {
+  const placed = await s.request('POST', '/v1/store/reservations', { token, body: { lines: [{ petId: 2, quantity: 1 }] } })
+  assert.equal(placed.status, 201, placed.text)
+  const released = await s.request('POST', `/v1/store/reservations/${placed.body.id}/release`, { token })
+  assert.equal(released.status, 200, released.text)
+  return String(placed.body.id)
+}
+/** The triggers of a hold's action (extend, release, confirm), which differ only in path and body. */
+function holdAction(action: 'extend' | 'release' | 'confirm'): Record<number, Trigger> {
+  const body = action === 'extend' ? { expiresInSeconds: 60 } : undefined
+  const path = (id: string) => `/v1/store/reservations/${id}/${action}`
+  const send = (s: TestServer, id: string, token?: string) =>
+    s.request('POST', path(id), { ...(token === undefined ? {} : { token }), ...(body === undefined ? {} : { body }) })
+  return {
+    403: lacking('POST', path('1'), notOther, body),
+    400: { phase: 'healthy', send: (s, token) => s.request('POST', path('x'), { token, ...(body === undefined ? {} : { body }) }) },
+    401: { phase: 'healthy', send: (s) => send(s, '1') },
+    404: { phase: 'healthy', send: (s, token) => send(s, '424242', token) },
+    409: { phase: 'healthy', code: 'reservation_released', send: async (s, token) => send(s, await releasedHold(s, token), token) },
+    413: {
+      phase: 'healthy',
+      send: (s, token) => s.request('POST', path('1'), { token, rawBody: bigBody('expiresInSeconds'), headers: json }),
+    },
+    414: { phase: 'healthy', send: (s, token) => send(s, longId, token) },
+    415: {
+      phase: 'healthy',
+      send: (s, token) =>
+        s.request('POST', path('1'), { token, rawBody: 'expiresInSeconds=60', headers: { 'content-type': 'text/plain' } }),
+    },
+    429: { phase: 'limited', send: (s, token) => twice(() => send(s, '424242', token)) },
+    500: { phase: 'broken', send: (s, token) => send(s, '1', token) },
+    503: { phase: 'unavailable', send: (s, token) => send(s, '1', token) },
+  }
+}
 /**
  * A request to the change stream that must be refused. A stream that opened would never end, so it
  * is never awaited: a 200 is returned as soon as its headers come (and fails the check), the body cut.
@@ -303,6 +338,63 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     500: { phase: 'broken', send: (s, token) => s.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 1 } }) },
     503: { phase: 'unavailable', send: (s, token) => s.request('POST', '/v1/store/orders', { token, body: { petId: 2, quantity: 1 } }) },
   },
+  'GET /store/reservations': {
+    403: lacking('GET', '/v1/store/reservations', notOther),
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/store/reservations?status=lost', { token }) },
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/store/reservations') },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/store/reservations', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/store/reservations', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/store/reservations', { token }) },
+  },
+  'POST /store/reservations': {
+    403: lacking('POST', '/v1/store/reservations', notOther, { lines: [{ petId: 2, quantity: 1 }] }),
+    400: { phase: 'healthy', send: (s, token) => s.request('POST', '/v1/store/reservations', { token, body: { lines: [] } }) },
+    401: { phase: 'healthy', send: (s) => s.request('POST', '/v1/store/reservations', { body: { lines: [{ petId: 2, quantity: 1 }] } }) },
+    404: {
+      phase: 'healthy',
+      send: (s, token) => s.request('POST', '/v1/store/reservations', { token, body: { lines: [{ petId: 424242, quantity: 1 }] } }),
+    },
+    409: {
+      phase: 'healthy',
+      code: 'insufficient_stock',
+      send: (s, token) => s.request('POST', '/v1/store/reservations', { token, body: { lines: [{ petId: 2, quantity: 1000 }] } }),
+    },
+    413: {
+      phase: 'healthy',
+      send: (s, token) => s.request('POST', '/v1/store/reservations', { token, rawBody: bigBody('lines'), headers: json }),
+    },
+    415: {
+      phase: 'healthy',
+      send: (s, token) =>
+        s.request('POST', '/v1/store/reservations', { token, rawBody: 'lines=2', headers: { 'content-type': 'text/plain' } }),
+    },
+    429: {
+      phase: 'limited',
+      send: (s, token) =>
+        twice(() => s.request('POST', '/v1/store/reservations', { token, body: { lines: [{ petId: 2, quantity: 1000 }] } })),
+    },
+    500: {
+      phase: 'broken',
+      send: (s, token) => s.request('POST', '/v1/store/reservations', { token, body: { lines: [{ petId: 2, quantity: 1 }] } }),
+    },
+    503: {
+      phase: 'unavailable',
+      send: (s, token) => s.request('POST', '/v1/store/reservations', { token, body: { lines: [{ petId: 2, quantity: 1 }] } }),
+    },
+  },
+  'GET /store/reservations/{reservationId}': {
+    403: lacking('GET', '/v1/store/reservations/1', notOther),
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/store/reservations/x', { token }) },
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/store/reservations/1') },
+    404: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/store/reservations/424242', { token }) },
+    414: { phase: 'healthy', send: (s, token) => s.request('GET', `/v1/store/reservations/${longId}`, { token }) },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/store/reservations/1', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/store/reservations/1', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/store/reservations/1', { token }) },
+  },
+  'POST /store/reservations/{reservationId}/extend': holdAction('extend'),
+  'POST /store/reservations/{reservationId}/release': holdAction('release'),
+  'POST /store/reservations/{reservationId}/confirm': holdAction('confirm'),
   'GET /store/orders/{orderId}': {
     403: lacking('GET', '/v1/store/orders/1', notOther),
     400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/store/orders/x', { token }) },
@@ -676,13 +768,16 @@ for (const backend of BACKENDS) {
       if (backend.name === 'sqlite') {
         const db = new Database(databaseUrl.slice('sqlite:'.length))
         db.exec(
-          'DROP TABLE inventory; DROP TABLE orders; DROP TABLE inventory_changes; DROP TABLE deprecated_calls; DROP TABLE api_keys; DROP TABLE webhooks',
+          'DROP TABLE reservation_lines; DROP TABLE reservations; DROP TABLE inventory; DROP TABLE orders; DROP TABLE inventory_changes; ' +
+            'DROP TABLE deprecated_calls; DROP TABLE api_keys; DROP TABLE webhooks',
         )
         db.close()
       } else {
         const client = new pg.Client({ connectionString: databaseUrl })
         await client.connect()
-        await client.query('DROP TABLE inventory, orders, inventory_changes, deprecated_calls, api_keys, webhooks CASCADE')
+        await client.query(
+          'DROP TABLE reservation_lines, reservations, inventory, orders, inventory_changes, deprecated_calls, api_keys, webhooks CASCADE',
+        )
         // DROP fires no trigger: move the version as a write would, so the cached list is not served.
         await client.query('UPDATE inventory_version SET version = version + 1')
         await client.end()

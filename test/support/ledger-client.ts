@@ -12,13 +12,27 @@ export interface InventoryChange {
   petId: bigint
   previousQuantity: number | null
   quantity: number
-  reason: 'adjustment' | 'arrival' | 'return' | 'count' | 'damage' | 'loss' | 'import' | 'order' | 'cancellation'
+  reason:
+    | 'adjustment'
+    | 'arrival'
+    | 'return'
+    | 'count'
+    | 'damage'
+    | 'loss'
+    | 'import'
+    | 'order'
+    | 'cancellation'
+    | 'reservation'
+    | 'release'
+    | 'expiry'
   note: string | null
   orderId: number | null
   batchId: string | null
   keyId: number | null
   requestId: string | null
   at: string
+  /** Only on a hold's rows. */
+  reservationId?: number
 }
 
 export interface Order {
@@ -60,17 +74,34 @@ export function assertTimeWithin(value: unknown, from: number, to: number, what:
 
 export function assertChangeShape(change: unknown): asserts change is InventoryChange {
   const c = change as Record<string, unknown>
+  // A hold's rows (issue 47) carry its reservationId; no other row has the field.
+  const ofHold = ['reservation', 'release', 'expiry'].includes(c.reason as string) || (c.reason === 'order' && 'reservationId' in c)
   assert.deepEqual(
     Object.keys(c).sort(),
-    CHANGE_FIELDS,
+    ofHold ? [...CHANGE_FIELDS, 'reservationId'].sort() : CHANGE_FIELDS,
     JSON.stringify(change, (_, v) => (typeof v === 'bigint' ? String(v) : v)),
   )
+  if (ofHold)
+    assert.ok(Number.isSafeInteger(c.reservationId) && (c.reservationId as number) > 0, `reservationId ${String(c.reservationId)}`)
   assert.ok(Number.isSafeInteger(c.seq) && (c.seq as number) > 0, `seq ${String(c.seq)}`)
   assert.equal(typeof c.petId, 'bigint')
   assert.ok(c.previousQuantity === null || Number.isSafeInteger(c.previousQuantity), 'previousQuantity')
   assert.ok(Number.isSafeInteger(c.quantity) && (c.quantity as number) >= 0, 'quantity')
   assert.ok(
-    ['adjustment', 'arrival', 'return', 'count', 'damage', 'loss', 'import', 'order', 'cancellation'].includes(c.reason as string),
+    [
+      'adjustment',
+      'arrival',
+      'return',
+      'count',
+      'damage',
+      'loss',
+      'import',
+      'order',
+      'cancellation',
+      'reservation',
+      'release',
+      'expiry',
+    ].includes(c.reason as string),
     `reason ${String(c.reason)}`,
   )
   assert.ok(c.note === null || typeof c.note === 'string', 'note')

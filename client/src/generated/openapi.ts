@@ -186,6 +186,112 @@ export interface paths {
         patch: operations["updateOrder"];
         trace?: never;
     };
+    "/store/reservations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List holds
+         * @description The holds, by id ascending, a page at a time; a `Link` header with rel="next" is sent while more remain.
+         */
+        get: operations["listReservations"];
+        put?: never;
+        /**
+         * Hold stock for a checkout (experimental)
+         * @description Holds 1 to 100 lines of stock, each of a different pet, in one transaction: every line or none. The held units leave each entry's `quantity` at once (the inventory shows what can still be sold), with a ledger row of reason `reservation` a line. The hold gives them back by itself within 2 s of `expiresAt` (from 10 s to 14400 s from now, 900 by default), whichever instance is up, unless it is confirmed (its lines become orders), released or extended first. The 201 is sent only after the hold is committed durably.
+         *
+         *     **Experimental:** the request shape may change before this endpoint becomes stable.
+         */
+        post: operations["createReservation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/reservations/{reservationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one hold
+         * @description One hold, with its status and, once confirmed, the order each line became. An id that names no hold is 404.
+         */
+        get: operations["getReservation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/reservations/{reservationId}/extend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Extend a hold's expiry (experimental)
+         * @description Sets a new `expiresAt`, counted from now (shorter or longer than the one it had). Only an active hold whose `expiresAt` has not passed; the 200 is sent only after the change is committed durably.
+         */
+        post: operations["extendReservation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/reservations/{reservationId}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release a hold (experimental)
+         * @description Gives every held unit back to its entry now, a ledger row of reason `release` a line. Only an active hold whose `expiresAt` has not passed; the 200 is sent only after the change is committed durably.
+         */
+        post: operations["releaseReservation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/reservations/{reservationId}/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm a hold into orders (experimental)
+         * @description Turns each line into a placed order, in one transaction, with no new stock check (the units are held already): the lines' `orderId` name them, and each has a ledger row of reason `order` that moves no units. At most once. Only an active hold whose `expiresAt` has not passed; the 200 is sent only after the change is committed durably.
+         */
+        post: operations["confirmReservation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/pets/{petId}": {
         parameters: {
             query?: never;
@@ -674,6 +780,113 @@ export interface components {
             status: components["schemas"]["OrderStatus"];
         };
         /**
+         * @description The status of a hold: `active` while it holds its units; then `confirmed` (its lines became orders), `released` (a client gave the units back) or `expired` (they came back by themselves at `expiresAt`). Only active is not final.
+         * @enum {string}
+         */
+        ReservationStatus: "active" | "confirmed" | "released" | "expired";
+        /** @description Units of one pet held by a hold. */
+        ReservationLine: {
+            /**
+             * Format: int64
+             * @description Identifier of the pet (a signed 64-bit integer, exact over the whole range). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+             * @example 9007199254740992
+             */
+            petId: bigint;
+            /** @description Units of the pet, from 1 to 2147483647. */
+            quantity: number;
+            /** @description The order the line became when the hold was confirmed; null before. */
+            orderId: bigint | null;
+        };
+        /**
+         * @description A hold of stock for a checkout: its units left each line's entry when it was placed (so the inventory shows what can still be sold) and stay out until it is confirmed (they become orders), released, or expires.
+         * @example {
+         *       "id": 3107,
+         *       "status": "active",
+         *       "lines": [
+         *         {
+         *           "petId": 9007199254740992,
+         *           "quantity": 2,
+         *           "orderId": null
+         *         }
+         *       ],
+         *       "expiresAt": "2026-11-26T12:15:05.250Z",
+         *       "reference": "cart-8f14e45f",
+         *       "createdAt": "2026-11-26T12:00:05.250Z",
+         *       "updatedAt": "2026-11-26T12:00:05.250Z"
+         *     }
+         */
+        Reservation: {
+            /**
+             * Format: int64
+             * @description Identifier of the hold. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+             * @example 3107
+             */
+            id: bigint;
+            status: components["schemas"]["ReservationStatus"];
+            /** @description What the hold holds, in the order asked. */
+            lines: components["schemas"]["ReservationLine"][];
+            /**
+             * Format: date-time
+             * @description When an active hold gives its units back by itself (RFC 3339, UTC, milliseconds); they are back within 2 s of it.
+             */
+            expiresAt: string;
+            /** @description The caller's own reference (a cart id, say), as given; null when none was. */
+            reference: string | null;
+            /**
+             * Format: date-time
+             * @description When the hold was placed (RFC 3339, UTC, milliseconds).
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the hold last changed: extended, confirmed, released or expired (RFC 3339, UTC, milliseconds).
+             */
+            updatedAt: string;
+        };
+        /**
+         * @description What to hold, and for how long. Unknown fields are rejected.
+         * @example {
+         *       "lines": [
+         *         {
+         *           "petId": 9007199254740992,
+         *           "quantity": 2
+         *         }
+         *       ],
+         *       "expiresInSeconds": 900,
+         *       "reference": "cart-8f14e45f"
+         *     }
+         */
+        ReservationCreate: {
+            /** @description 1 to 100 lines, each of a different pet (a pet on two lines is 400): all are held or none is. */
+            lines: {
+                /**
+                 * Format: int64
+                 * @description Identifier of the pet (a signed 64-bit integer, exact over the whole range). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 9007199254740992
+                 */
+                petId: bigint;
+                /** @description Units of the pet, from 1 to 2147483647. */
+                quantity: number;
+            }[];
+            /**
+             * @description Seconds from now until the hold gives its units back by itself: 10 to 14400 (4 hours). Default 900 (15 minutes).
+             * @default 900
+             */
+            expiresInSeconds?: number;
+            /** @description Your own reference (a cart id, say), 1 to 255 characters. */
+            reference?: string;
+        };
+        /**
+         * @description The new expiry, counted from now.
+         * @example {
+         *       "expiresInSeconds": 600
+         *     }
+         */
+        ReservationExtend: {
+            /** @description Seconds from now until the hold gives its units back by itself: 10 to 14400 (4 hours). */
+            expiresInSeconds: number;
+        };
+        /**
          * @description A category of pets.
          * @example {
          *       "id": 1,
@@ -974,10 +1187,10 @@ export interface components {
          */
         Error: {
             /**
-             * @description Machine-readable error code, stable across releases: `invalid_request` (400), `destination_refused` (400), `unauthorized` (401), `insufficient_scope` (403), `not_found` (404), `method_not_allowed` (405), `request_timeout` (408), `insufficient_stock` (409), `stock_overflow` (409), `quantity_mismatch` (409), `idempotency_key_reused` (409), `invalid_transition` (409), `key_name_taken` (409), `webhook_limit_reached` (409), `gone` (410), `cursor_expired` (410), `precondition_failed` (412), `payload_too_large` (413), `uri_too_long` (414), `unsupported_media_type` (415), `precondition_required` (428), `rate_limited` (429), `too_many_streams` (429), `headers_too_large` (431), `internal_error` (500), `service_unavailable` (503).
+             * @description Machine-readable error code, stable across releases: `invalid_request` (400), `destination_refused` (400), `unauthorized` (401), `insufficient_scope` (403), `not_found` (404), `method_not_allowed` (405), `request_timeout` (408), `insufficient_stock` (409), `stock_overflow` (409), `quantity_mismatch` (409), `idempotency_key_reused` (409), `invalid_transition` (409), `reservation_expired` (409), `reservation_released` (409), `reservation_confirmed` (409), `key_name_taken` (409), `webhook_limit_reached` (409), `gone` (410), `cursor_expired` (410), `precondition_failed` (412), `payload_too_large` (413), `uri_too_long` (414), `unsupported_media_type` (415), `precondition_required` (428), `rate_limited` (429), `too_many_streams` (429), `headers_too_large` (431), `internal_error` (500), `service_unavailable` (503).
              * @enum {string}
              */
-            code: "invalid_request" | "destination_refused" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "request_timeout" | "insufficient_stock" | "stock_overflow" | "quantity_mismatch" | "idempotency_key_reused" | "invalid_transition" | "key_name_taken" | "webhook_limit_reached" | "gone" | "cursor_expired" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "precondition_required" | "rate_limited" | "too_many_streams" | "headers_too_large" | "internal_error" | "service_unavailable";
+            code: "invalid_request" | "destination_refused" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "request_timeout" | "insufficient_stock" | "stock_overflow" | "quantity_mismatch" | "idempotency_key_reused" | "invalid_transition" | "reservation_expired" | "reservation_released" | "reservation_confirmed" | "key_name_taken" | "webhook_limit_reached" | "gone" | "cursor_expired" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "precondition_required" | "rate_limited" | "too_many_streams" | "headers_too_large" | "internal_error" | "service_unavailable";
             /** @description Human-readable description of the error. */
             message: string;
             /** @description The HTTP status code of the response. */
@@ -2661,6 +2874,940 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
             /** @description `invalid_transition`: the order cannot move from its status to the one asked (the same status included). Nothing changed. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than 8192 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the window resets and the request may be retried. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Unexpected failure; the body says nothing about internals. */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listReservations: {
+        parameters: {
+            query?: {
+                /** @description Only holds with this status. */
+                status?: "active" | "confirmed" | "released" | "expired";
+                /** @description How many items to return at most, from 1 to 1000 (default 100). */
+                limit?: number;
+                /**
+                 * @description Return holds with an id above this one, from 0 (default 0: from the first). The next page continues after the last id of this one. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 3107
+                 */
+                after?: bigint;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Up to `limit` holds, by id. */
+            200: {
+                headers: {
+                    /** @description Present when more items remain: `<…>; rel="next"` (RFC 8288), the URL of the next page, path-absolute, with the same filters and limit. Absent on the last page. */
+                    Link?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reservation"][];
+                };
+            };
+            /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope this operation needs (code `insufficient_scope`); the request was not read and nothing changed. */
+            403: {
+                headers: {
+                    /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the window resets and the request may be retried. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Unexpected failure; the body says nothing about internals. */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createReservation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: 1 to 255 printable ASCII characters (a UUID, say), scoped to the API key and kept at least 24 hours. A request with the same key and the same body gets the first answer again (status, body and headers, errors included) with `Idempotent-Replayed: true`, and holds nothing; the same key with another body is 409 `idempotency_key_reused`.
+                 * @example 5f0c6d1e-8a4b-4c2d-9e7f-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReservationCreate"];
+            };
+        };
+        responses: {
+            /** @description The hold, active and committed. */
+            201: {
+                headers: {
+                    /** @description The hold's URL, path-absolute: `/v1/store/reservations/{reservationId}`. */
+                    Location?: string;
+                    /** @description Sent when this is the answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reservation"];
+                };
+            };
+            /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope this operation needs (code `insufficient_scope`); the request was not read and nothing changed. */
+            403: {
+                headers: {
+                    /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The requested resource could not be found. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description `insufficient_stock`: some lines ask for more than their entry holds; the message names each one (`lines[2] (pet 7: 1 in stock, 2 asked)`), and nothing was held. `idempotency_key_reused`: the Idempotency-Key was used with another body. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the window resets and the request may be retried. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Unexpected failure; the body says nothing about internals. */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getReservation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The hold: a decimal int64 in canonical form. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 3107
+                 */
+                reservationId: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The hold. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reservation"];
+                };
+            };
+            /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope this operation needs (code `insufficient_scope`); the request was not read and nothing changed. */
+            403: {
+                headers: {
+                    /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The requested resource could not be found. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description A path parameter is longer than 8192 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the window resets and the request may be retried. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Unexpected failure; the body says nothing about internals. */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    extendReservation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The hold: a decimal int64 in canonical form. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 3107
+                 */
+                reservationId: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReservationExtend"];
+            };
+        };
+        responses: {
+            /** @description The hold as the change left it. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reservation"];
+                };
+            };
+            /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope this operation needs (code `insufficient_scope`); the request was not read and nothing changed. */
+            403: {
+                headers: {
+                    /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The requested resource could not be found. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description `reservation_expired`, `reservation_released` or `reservation_confirmed`: the hold ended that way before (a hold whose `expiresAt` has passed expires now, if the sweep had not come yet, and is answered `reservation_expired`). Nothing changed. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than 8192 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the window resets and the request may be retried. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Unexpected failure; the body says nothing about internals. */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    releaseReservation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The hold: a decimal int64 in canonical form. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 3107
+                 */
+                reservationId: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The hold as the change left it. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reservation"];
+                };
+            };
+            /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope this operation needs (code `insufficient_scope`); the request was not read and nothing changed. */
+            403: {
+                headers: {
+                    /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The requested resource could not be found. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description `reservation_expired`, `reservation_released` or `reservation_confirmed`: the hold ended that way before (a hold whose `expiresAt` has passed expires now, if the sweep had not come yet, and is answered `reservation_expired`). Nothing changed. `stock_overflow`: giving a line back would take its pet past 2147483647. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than 8192 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the window resets and the request may be retried. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Unexpected failure; the body says nothing about internals. */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    confirmReservation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The hold: a decimal int64 in canonical form. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 3107
+                 */
+                reservationId: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The hold as the change left it. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reservation"];
+                };
+            };
+            /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope this operation needs (code `insufficient_scope`); the request was not read and nothing changed. */
+            403: {
+                headers: {
+                    /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The requested resource could not be found. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description `reservation_expired`, `reservation_released` or `reservation_confirmed`: the hold ended that way before (a hold whose `expiresAt` has passed expires now, if the sweep had not come yet, and is answered `reservation_expired`). Nothing changed. */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];

@@ -1,0 +1,10 @@
+import type { Reservation } from '../domain.js'
+
+// Hand-written for the exact int64 ids (see inventory.json.ts); the reference is the caller's text, escaped.
+export function reservationJson(r: Reservation): string {
+  const lines = r.lines.map((l) => `{"petId":${l.petId},"quantity":${l.quantity},"orderId":${l.orderId ?? 'null'}}`).join(',')
+  return (
+    `{"id":${r.id},"status":"${r.status}","lines":[${lines}],"expiresAt":"${r.expiresAt}",` +
+    `"reference":${r.reference === null ? 'null' : JSON.stringify(r.reference)},"createdAt":"${r.createdAt}","updatedAt":"${r.updatedAt}"}`
+  )
+}

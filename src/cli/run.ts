@@ -4,6 +4,7 @@ import { DomainError } from '../errors.js'
 import { StorageOpenError } from '../storage/open-storage.js'
 import { backupCommand, restoreCommand } from './backup.js'
 import { checkCommand, ViolationsFound } from './check.js'
+import { holdsCommand } from './holds.js'
 import { importCommand } from './import.js'
 import { type CliIo, parseCommand, say, UsageError, unknownCommand, unknownOption, withStorage } from './io.js'
 import { keysCommand } from './keys.js'
@@ -35,6 +36,11 @@ Commands:
                                1-${MAX_BATCH_CHANGES}: {"changes":[...]}, an array, or one change per line (NDJSON), each
                                {petId, quantity [, expectedQuantity] | delta [, reason] [, note]} as the API takes them;
                                prints {"batchId":...,"entries":[...]}
+  holds list [--status S] [--limit N] [--json]
+                               holds for checkouts by id (S: active, confirmed, released, expired; N: 1-1000,
+                               default 100), active ones with their time left
+  holds show ID                one hold as the API's JSON
+  holds release ID             give a hold's units back now (as POST /v1/store/reservations/ID/release)
   deprecations [--json]        calls of the deprecated GET /v1/pets/{petId} per API key, as flushed so far
   history PETID [--limit N] [--json]
                                one pet's stock changes from the ledger, newest first (N: 1-1000, default 50)
@@ -91,6 +97,8 @@ async function command(argv: string[], io: CliIo): Promise<void> {
       return adjustCommand(args, io)
     case 'batch':
       return batchCommand(args, io)
+    case 'holds':
+      return holdsCommand(args, io)
     case 'history':
       return historyCommand(args, io)
     case 'ledger':

@@ -47,6 +47,16 @@ describe('petstore: a refused command line names what it refused (SQLite, in-pro
     const seed = join(dir, 'seed.json')
     writeFileSync(seed, '[{"petId":1,"quantity":3,"status":"available"}]')
     await run(['import', 'inventory', seed])
+    // An active hold (1), for holds show and holds release to work on.
+    const storage = await openStorage(loadConfig(env))
+    await storage.writeStock({
+      kind: 'hold',
+      lines: [{ petId: 1n, quantity: 1 }],
+      expiresAt: '2999-01-01T00:00:00.000Z',
+      reference: null,
+      actor: { keyId: null, requestId: null },
+    })
+    await storage.close()
     await run(['backup', backupFile])
   })
   after(async () => {
@@ -65,6 +75,7 @@ describe('petstore: a refused command line names what it refused (SQLite, in-pro
         inventory: (await storage.listInventory({ limit: 100 })).map((i) => `${i.petId} ${i.quantity} ${i.status}`),
         pet4343: (await storage.getPet(4343n)) !== undefined,
         ledgerLast: last,
+        holds: (await storage.listReservations({ after: 0n, limit: 100 })).map((r) => `${r.id} ${r.status}`),
         jump: (await storage.jumpOver(last + 1n)) !== undefined,
         files: Object.entries(created)
           .filter(([, path]) => existsSync(path))
@@ -87,6 +98,9 @@ describe('petstore: a refused command line names what it refused (SQLite, in-pro
     { line: ['webhooks', 'enable', '1'], command: 'webhooks enable' },
     { line: ['import', 'inventory', inventory], command: 'import inventory' },
     { line: ['import', 'pets', pets], command: 'import pets' },
+    { line: ['holds', 'list', '--status', 'active'], command: 'holds list' },
+    { line: ['holds', 'show', '1'], command: 'holds show' },
+    { line: ['holds', 'release', '1'], command: 'holds release' },
     { line: ['deprecations'], command: 'deprecations' },
     { line: ['history', '1'], command: 'history' },
     { line: ['ledger', 'export', '--before', DATE, created.export], command: 'ledger export' },
@@ -119,6 +133,8 @@ describe('petstore: a refused command line names what it refused (SQLite, in-pro
     [['webhooks', 'frob', '1'], "Unknown command 'frob' for 'petstore webhooks'", false],
     [['import', 'frob', inventory], "Unknown command 'frob' for 'petstore import'", false],
     [['ledger', 'frob', '5'], "Unknown command 'frob' for 'petstore ledger'", false],
+    [['holds', 'frob', '1'], "Unknown command 'frob' for 'petstore holds'", false],
+    [['holds', 'release', '1', '--json'], "Unknown option '--json' for 'petstore holds release'", false],
   ]
 
   test('When a command line holds an option or an argument its command does not take, then it exits 2, the first line on stderr names it and the command, the usage follows, and nothing changes', async (t) => {

@@ -99,7 +99,7 @@ for (const backend of BACKENDS) {
       assert.equal(result.stdout, '')
       assert.match(
         result.stderr,
-        /^Checked 20 entries, 50 ledger rows, 8 orders, 1 webhook subscriptions and 2 API keys in \d+\.\d s: every invariant holds\.\n$/,
+        /^Checked 20 entries, 50 ledger rows, 8 orders, 0 holds, 1 webhook subscriptions and 2 API keys in \d+\.\d s: every invariant holds\.\n$/,
       )
     })
 

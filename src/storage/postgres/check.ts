@@ -47,7 +47,7 @@ const ORDER_MOVES = `WITH moves AS (
       count(*) FILTER (WHERE reason = 'order') AS placements,
       -- An order confirmed from a hold moved no units: its hold's reservation row took them.
       coalesce(sum(CASE WHEN reservation_id IS NULL THEN previous_quantity - quantity
-        ELSE (SELECT l.quantity FROM reservation_lines AS l WHERE l.reservation_id = c.reservation_id AND l.order_id = c.order_id)
+        ELSE (SELECT sum(l.quantity) FROM reservation_lines AS l WHERE l.reservation_id = c.reservation_id AND l.order_id = c.order_id)
         END) FILTER (WHERE reason = 'order'), 0) AS taken,
       count(*) FILTER (WHERE reason = 'cancellation') AS returns,
       coalesce(sum(quantity - previous_quantity) FILTER (WHERE reason = 'cancellation'), 0) AS given,

@@ -41,7 +41,7 @@ const ORDER_MOVES = `WITH moves AS (
       sum(reason = 'order') AS placements,
       -- An order confirmed from a hold moved no units: its hold's reservation row took them.
       sum(iif(reason = 'order', iif(reservation_id IS NULL, previous_quantity - quantity,
-        (SELECT l.quantity FROM reservation_lines AS l WHERE l.reservation_id = c.reservation_id AND l.order_id = c.order_id)), 0)) AS taken,
+        (SELECT sum(l.quantity) FROM reservation_lines AS l WHERE l.reservation_id = c.reservation_id AND l.order_id = c.order_id)), 0)) AS taken,
       sum(reason = 'cancellation') AS returns,
       sum(iif(reason = 'cancellation', quantity - previous_quantity, 0)) AS given,
       min(pet_id) AS low_pet, max(pet_id) AS high_pet, min(seq) AS first_seq

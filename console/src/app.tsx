@@ -6,6 +6,7 @@ import { Problem } from './parts.js'
 import { SignIn } from './pages/sign-in.js'
 import { ChangesPage } from './pages/changes.js'
 import { DeprecationsPage } from './pages/deprecations.js'
+import { HoldsPage } from './pages/holds.js'
 import { KeysPage } from './pages/keys.js'
 import { OrdersPage } from './pages/orders.js'
 import { PetPage } from './pages/pet.js'
@@ -19,6 +20,7 @@ import { api, dropKey, type Session, sessionOf, storedKey } from './session.js'
 const PAGES: { path: string; name: string; admin?: boolean }[] = [
   { path: '/stock', name: 'Stock' },
   { path: '/orders', name: 'Orders' },
+  { path: '/holds', name: 'Holds' },
   { path: '/changes', name: 'Changes' },
   { path: '/keys', name: 'Keys', admin: true },
   { path: '/webhooks', name: 'Webhooks', admin: true },
@@ -31,6 +33,7 @@ function pageFor(route: string, session: Session) {
   // A pet id outside int64 is no pet: the Stock page instead.
   if (pet !== undefined && BigInt.asIntN(64, BigInt(pet)) === BigInt(pet)) return <PetPage session={session} petId={BigInt(pet)} />
   if (route.startsWith('/orders')) return <OrdersPage session={session} />
+  if (route.startsWith('/holds')) return <HoldsPage session={session} />
   if (route.startsWith('/changes')) return <ChangesPage session={session} />
   if (route.startsWith('/keys') && session.can('admin')) return <KeysPage session={session} />
   if (route.startsWith('/webhooks') && session.can('admin')) return <WebhooksPage session={session} />

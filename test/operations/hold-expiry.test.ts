@@ -91,11 +91,14 @@ for (const backend of BACKENDS) {
       await new Promise((resolve) => setTimeout(resolve, 1200))
       // And some that were due long before the start.
       ids.push(...(await placeHolds(database.url, 1n, 1, 5, at(-60_000))))
-      const started = Date.now()
       server = await resources.server(database.url)
-      const back = await until(async () => (await quantityOf(server, token, 1)) === 100, 5000, 'every unit back')
-      assert.ok(back - started <= 2000 + 1000, `back ${back - started} ms after the start began`)
+      // From when it listens (a loaded machine may take seconds to start node and migrate): the first
+      // pass runs when the service is ready, just before it listens.
+      const listening = Number(server.logs().find((l) => /listening/i.test(String(l.msg)))!.time)
+      await until(async () => (await quantityOf(server, token, 1)) === 100, 5000, 'every unit back')
       const expiries = (await readAllChanges(server, token)).filter((r) => r.reason === 'expiry')
+      const last = Math.max(...expiries.map((r) => Date.parse(r.at)))
+      assert.ok(last - listening <= 2000, `the last expiry ${last - listening} ms after the server listened`)
       assert.deepEqual(
         expiries.map((r) => r.reservationId).sort((a, b) => a! - b!),
         ids.map(Number).sort((a, b) => a - b),

@@ -267,7 +267,7 @@ function startWrk(running: Running, requests: number, seconds: number, paceMs?: 
       throw new Error(`${running.server.label}: ${m.non2xx} answers not 2xx, socket errors ${m.errorDetail}`)
     return m
   })
-  return { done, stop: run.stop }
+  return { ...run, done }
 }
 
 /** One drain of a backlog of BACKLOG rows. */

@@ -118,7 +118,7 @@ async function pollHealth(baseUrl: string): Promise<{ stop(): Promise<{ worstMs:
  * an idle loop reads about 10 ms, and no stretch the loop was held is longer than the figure (which also
  * counts any time the OS or the hypervisor did not run the process). Undefined when the metrics do not answer.
  */
-async function loopDelay(metricsUrl: string): Promise<number | undefined> {
+export async function loopDelay(metricsUrl: string): Promise<number | undefined> {
   try {
     const res = await fetch(metricsUrl, { signal: AbortSignal.timeout(5_000) })
     const text = await res.text()

@@ -95,6 +95,8 @@ export interface WrkRun {
   done: Promise<Measured>
   /** SIGINTs wrk: it stops sending and prints its figures for what it did. */
   stop(): void
+  /** What wrk printed so far (stdout and stderr): once `done` resolved, all of it, the Lua script's own lines included. */
+  output(): string
 }
 
 /**
@@ -117,8 +119,8 @@ export function spawnWrk(
     interrupted = true
     child.kill('SIGINT')
   }
+  let out = ''
   const done = new Promise<Measured>((resolve, reject) => {
-    let out = ''
     child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString()
       if (opts.stopOn !== undefined && out.includes(opts.stopOn)) stop()
@@ -153,7 +155,7 @@ export function spawnWrk(
       }
     })
   })
-  return { done, stop }
+  return { done, stop, output: () => out }
 }
 
 /** Runs `wrk -t1 -c64 -d<seconds>s --latency` once; kills it and rejects if it has not exited LOAD_GRACE_MS later. */

@@ -286,3 +286,18 @@ export async function cpuNsOf(pid: number): Promise<number | undefined> {
   }
   return Number.isFinite(total) ? total : undefined
 }
+
+/**
+ * Time a process's main thread (its thread id is the pid) has spent runnable but waiting for a CPU,
+ * so far, in nanoseconds: the second field of /proc/<pid>/task/<pid>/schedstat. On a shared machine
+ * it says how much of a latency was the machine's rather than the process's own work. Undefined when
+ * /proc cannot be read.
+ */
+export async function mainThreadWaitNsOf(pid: number): Promise<number | undefined> {
+  try {
+    const wait = Number((await readFile(`/proc/${pid}/task/${pid}/schedstat`, 'utf8')).split(' ')[1])
+    return Number.isFinite(wait) ? wait : undefined
+  } catch {
+    return undefined
+  }
+}

@@ -1,8 +1,9 @@
 // `npm run bench`: wrk against the service and, in the same run, two ceilings doing the same job from
 // memory (bare node:http and a minimal Fastify app), per scenario and backend; then the live-changes
 // group, the message-broker group, the tracing group, the stock-moves group, the 1,000,000-entry
-// section and, when BENCH_SCENARIOS names them, the ledger-size section and the console's first page
-// (`BENCH_SCENARIOS=console`, `brokers`, `tracing` or `stock` alone runs only that). Writes bench/RESULTS.md.
+// section and, when BENCH_SCENARIOS names them, the holds group, the ledger-size section and the console's
+// first page (`BENCH_SCENARIOS=console`, `brokers`, `tracing`, `stock` or `holds` alone runs only that).
+// Writes bench/RESULTS.md.
 import { existsSync, rmSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -50,6 +51,19 @@ import {
   writeConsoleSection,
   type ConsoleResult,
 } from './console-first-page.js'
+import {
+  HOLDS_GROUP,
+  holdsBudgetMs,
+  holdsConsole,
+  holdsGoals,
+  holdsOnly,
+  readHoldsSection,
+  renderHolds,
+  runHolds,
+  selectHolds,
+  writeHoldsSection,
+  type HoldsResult,
+} from './holds.js'
 import { runHuge, type HugeResult } from './huge.js'
 import {
   LEDGER_GROUP,
@@ -153,6 +167,7 @@ const KNOWN_IDS: readonly string[] = [
   TRACING_GROUP,
   STOCK_GROUP,
   ...STOCK_PART_IDS,
+  HOLDS_GROUP,
   LEDGER_GROUP,
   CONSOLE_GROUP,
 ]
@@ -170,12 +185,20 @@ const BROKERS = selectBrokers(SCENARIO_IDS)
 const TRACING = selectTracing(SCENARIO_IDS)
 /** The stock-moves group (bench/stock-moves.ts): in a default run, or the scenarios of `stock` (or its parts) BENCH_SCENARIOS names. */
 const STOCK = selectStock(SCENARIO_IDS)
+/** The holds group (bench/holds.ts): only when BENCH_SCENARIOS names `holds` (it takes 2.5 to 5 minutes). */
+const HOLDS = selectHolds(SCENARIO_IDS)
 /** The ledger-size section (bench/ledger-size.ts): only when BENCH_SCENARIOS names `ledger`. */
 const LEDGER = selectLedger(SCENARIO_IDS)
 /** The console's first page at 1,000,000 entries (bench/console-first-page.ts): only when BENCH_SCENARIOS names `console`. */
 const CONSOLE = selectConsole(SCENARIO_IDS)
-/** The 1,000,000-entry section, unless BENCH_HUGE=0 or BENCH_SCENARIOS names only `console`, only `brokers`, only `tracing` or only `stock` (which then runs alone). */
-const HUGE = RUN_HUGE && !consoleOnly(SCENARIO_IDS) && !brokersOnly(SCENARIO_IDS) && !tracingOnly(SCENARIO_IDS) && !stockOnly(SCENARIO_IDS)
+/** The 1,000,000-entry section, unless BENCH_HUGE=0 or BENCH_SCENARIOS names only `console`, only `brokers`, only `tracing`, only `stock` or only `holds` (which then runs alone). */
+const HUGE =
+  RUN_HUGE &&
+  !consoleOnly(SCENARIO_IDS) &&
+  !brokersOnly(SCENARIO_IDS) &&
+  !tracingOnly(SCENARIO_IDS) &&
+  !stockOnly(SCENARIO_IDS) &&
+  !holdsOnly(SCENARIO_IDS)
 const CEILINGS: readonly Ceiling[] = ['fastify', 'bare']
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -313,6 +336,7 @@ async function main(): Promise<number> {
   let brokers: BrokersResult | undefined
   let tracing: TracingResult | undefined
   let stock: StockResult | undefined
+  let holds: HoldsResult | undefined
   let ledger: LedgerResult | undefined
   let consoleResult: ConsoleResult | undefined
   try {
@@ -375,6 +399,8 @@ async function main(): Promise<number> {
 
     if (STOCK.length > 0) stock = await runStock(CLI, BACKENDS, STOCK, dir, log, info.loadAverage)
 
+    if (HOLDS) holds = await runHolds(CLI, BACKENDS, dir, log, info.loadAverage)
+
     if (HUGE) {
       log(`1M: generating ${HUGE_INVENTORY} entries (JSON and CSV)`)
       const hugeSet = await makeDataset(dir, HUGE_INVENTORY, true)
@@ -392,15 +418,17 @@ async function main(): Promise<number> {
     await rm(dir, { recursive: true, force: true })
   }
 
-  // A run of the live-changes group, the broker group, the tracing group, the stock-moves group, the ledger-size section or the console section alone replaces only its
-  // section of RESULTS.md; any other run rewrites the file, keeping the ledger-size and console sections when
+  // A run of the live-changes group, the broker group, the tracing group, the stock-moves group, the holds group, the ledger-size section or the console section alone replaces only its
+  // section of RESULTS.md; any other run rewrites the file, keeping the holds, ledger-size and console sections when
   // they did not run (they are not in a default run).
   if (rows.length > 0 || huge.length > 0) {
+    const keptHolds = holds === undefined ? await readHoldsSection(RESULTS) : undefined
     const keptLedger = ledger === undefined ? await readLedgerSection(RESULTS) : undefined
     const keptConsole = consoleResult === undefined ? await readConsoleSection(RESULTS) : undefined
     console.log(`\nLoad generator: ${info.wrk}, -t${WRK_THREADS} -c${CONNECTIONS}\n`)
     console.log(consoleReport(rows, huge, info.backends))
     await writeMarkdown(RESULTS, info, rows, huge)
+    if (keptHolds !== undefined) await writeHoldsSection(RESULTS, keptHolds)
     if (keptLedger !== undefined) await writeLedgerSection(RESULTS, keptLedger)
     if (keptConsole !== undefined) await writeConsoleSection(RESULTS, keptConsole)
   }
@@ -420,6 +448,10 @@ async function main(): Promise<number> {
     console.log(`\nStock moves:\n${stockConsole(stock)}`)
     await writeStockSection(RESULTS, renderStock(stock))
   }
+  if (holds !== undefined) {
+    console.log(`\nHolds:\n${holdsConsole(holds)}`)
+    await writeHoldsSection(RESULTS, renderHolds(holds))
+  }
   if (ledger !== undefined) {
     console.log(`\nLedger size:\n${ledgerConsole(ledger)}`)
     await writeLedgerSection(RESULTS, renderLedger(ledger))
@@ -438,6 +470,8 @@ async function main(): Promise<number> {
   const tracingFailed = tracing === undefined ? 0 : tracing.rows.filter((r) => r.failure !== undefined).length
   const stockMissed = stock === undefined ? [] : stockGoals(stock).filter((g) => g.met === false)
   const stockFailed = stock === undefined ? 0 : stock.rows.filter((r) => r.failure !== undefined).length
+  const holdsMissed = holds === undefined ? [] : holdsGoals(holds).filter((g) => g.met === false)
+  const holdsFailed = holds === undefined ? 0 : [...holds.rows, ...holds.expiry].filter((r) => r.failure !== undefined).length
   const ledgerMissed = ledger === undefined ? [] : ledgerGoals(ledger).filter((g) => g.met === false)
   const ledgerFailed = ledger === undefined ? 0 : ledger.rows.filter((r) => r.failure !== undefined).length
   const consoleMissed = consoleResult === undefined ? [] : consoleGoals(consoleResult).filter((g) => g.met === false)
@@ -451,12 +485,14 @@ async function main(): Promise<number> {
     brokersFailed > 0 ||
     tracingFailed > 0 ||
     stockFailed > 0 ||
+    holdsFailed > 0 ||
     ledgerFailed > 0 ||
     consoleFailed > 0
   ) {
     console.log(
       `\nWARNING: ${invalid.length} invalid wrk run(s), ${failedSteps} failed 1M step(s), ${liveFailed} failed live-changes target(s), ` +
         `${brokersFailed} failed broker step(s), ${tracingFailed} failed tracing scenario(s), ${stockFailed} failed stock-move scenario(s), ` +
+        `${holdsFailed} failed holds step(s), ` +
         `${ledgerFailed} failed ledger-size step(s) ` +
         `and ${consoleFailed} failed console backend(s); ` +
         'exiting with status 1',
@@ -469,6 +505,7 @@ async function main(): Promise<number> {
     ...brokersMissed,
     ...tracingMissed,
     ...stockMissed,
+    ...holdsMissed,
     ...ledgerMissed,
     ...consoleMissed,
   ]
@@ -478,7 +515,7 @@ async function main(): Promise<number> {
 
 // Hard upper bound on the whole run: each wrk run (warm-up + duration + grace + start/stop/import allowance),
 // plus 6 minutes per backend for the 1,000,000-entry section, the live-changes group's, the broker group's, the
-// tracing group's, the stock-moves group's, the ledger-size section's and the console section's bounds.
+// tracing group's, the stock-moves group's, the holds group's, the ledger-size section's and the console section's bounds.
 const runs = ROUNDS * SCENARIOS.length * (BACKENDS.length * (BASELINE === undefined ? 1 : 2) + CEILINGS.length)
 const budgetMs =
   runs * ((WARMUP_SECONDS + DURATION_SECONDS) * 1000 + 2 * LOAD_GRACE_MS + 60_000) +
@@ -487,6 +524,7 @@ const budgetMs =
   (BROKERS ? brokersBudgetMs(BACKENDS.length) : 0) +
   (TRACING ? tracingBudgetMs(BACKENDS.length) : 0) +
   (STOCK.length > 0 ? stockBudgetMs(STOCK, BACKENDS.length) : 0) +
+  (HOLDS ? holdsBudgetMs(BACKENDS.length) : 0) +
   (LEDGER ? ledgerBudgetMs(BACKENDS.length, LEDGER_SIZES) : 0) +
   (CONSOLE ? consoleBudgetMs(BACKENDS.length) : 0)
 /**

@@ -116,13 +116,13 @@ export const BATCH_CPU_RATIO_GOAL = 0.1
 export const STREAM_RATE_GOALS: Readonly<Record<string, number>> = { sqlite: 100_000, postgres: 50_000 }
 
 /** bench/adjust.lua sends the PATCHes too (STOCK_KIND=patch), so that the reference ends its runs the same way. */
-const SCRIPTS = {
+export const SCRIPTS = {
   patch: fileURLToPath(new URL('../../bench/adjust.lua', import.meta.url)),
   adjust: fileURLToPath(new URL('../../bench/adjust.lua', import.meta.url)),
   batch: fileURLToPath(new URL('../../bench/batch.lua', import.meta.url)),
 } as const
 /** What the scripts print once their requests are all answered. */
-const DONE = 'stock: requests done'
+export const DONE = 'stock: requests done'
 /** Bound of one wrk run: it ends once its requests are answered, long before, at 200 a second (batches: 2) or more. */
 const SINGLE_WRK_SECONDS = Math.max(60, Math.ceil(REQUESTS / 200))
 const BATCH_WRK_SECONDS = Math.max(60, Math.ceil(BATCHES / 2))
@@ -137,10 +137,10 @@ const INT64_MAX = '9223372036854775807'
 /** How long the bench's own reads of the last seq retry a 503 (load shed). */
 const SHED_WAIT_MS = 10_000
 
-const int = (n: number) => Math.round(n).toLocaleString('en-US')
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-const message = (err: unknown): string => (err instanceof Error ? err.message : String(err))
-const median = (values: readonly number[]): number => {
+export const int = (n: number) => Math.round(n).toLocaleString('en-US')
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+export const message = (err: unknown): string => (err instanceof Error ? err.message : String(err))
+export const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b)
   const mid = Math.floor(sorted.length / 2)
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
@@ -149,7 +149,7 @@ const changesPerRequest = (s: StockScenario): number => (s.kind === 'batch' ? BA
 
 // ---------------------------------------------------------------- the service
 
-const authorized = (running: Running, init: RequestInit = {}): RequestInit => ({
+export const authorized = (running: Running, init: RequestInit = {}): RequestInit => ({
   ...init,
   headers: { authorization: `Bearer ${running.token}`, 'content-type': 'application/json', ...(init.headers ?? {}) },
   signal: AbortSignal.timeout(10_000),
@@ -160,7 +160,7 @@ const authorized = (running: Running, init: RequestInit = {}): RequestInit => ({
  * exactly. A 503 (the service sheds load for a second after its event loop was saturated) is asked
  * again a quarter of a second later, for up to SHED_WAIT_MS.
  */
-async function lastSeq(running: Running): Promise<bigint> {
+export async function lastSeq(running: Running): Promise<bigint> {
   const url = `${running.server.baseUrl}/v1/inventory/changes?before=${INT64_MAX}&limit=1`
   const deadline = performance.now() + SHED_WAIT_MS
   let res = await fetch(url, authorized(running))
@@ -177,7 +177,7 @@ async function lastSeq(running: Running): Promise<bigint> {
   return BigInt(seq)
 }
 
-async function post(running: Running, path: string, body: object): Promise<{ status: number; text: string }> {
+export async function post(running: Running, path: string, body: object): Promise<{ status: number; text: string }> {
   const res = await fetch(`${running.server.baseUrl}${path}`, authorized(running, { method: 'POST', body: JSON.stringify(body) }))
   return { status: res.status, text: await res.text() }
 }
@@ -229,7 +229,7 @@ async function checkStockMoves(running: Running): Promise<void> {
  * The bench's own connection to the service's PostgreSQL database: the CPU time of the server
  * processes (backends) serving the service's connections, and VACUUM between rounds.
  */
-interface PgSide {
+export interface PgSide {
   /** CPU time (utime + stime, µs) of every backend connected to the database but this one, by pid. */
   backendsCpu(): Promise<Map<number, number>>
   /** The server's autovacuum setting: with it off, vacuum() stands in for it between rounds. */
@@ -238,7 +238,7 @@ interface PgSide {
   end(): Promise<void>
 }
 
-async function pgSide(url: string): Promise<PgSide> {
+export async function pgSide(url: string): Promise<PgSide> {
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   const autovacuum = (await client.query<{ autovacuum: string }>('SHOW autovacuum')).rows[0]?.autovacuum === 'on'
@@ -263,7 +263,7 @@ async function pgSide(url: string): Promise<PgSide> {
 }
 
 /** CPU the backends spent between two readings; one that connected in between counts from 0, one gone is left out. */
-function backendsSpent(before: Map<number, number>, after: Map<number, number>): number {
+export function backendsSpent(before: Map<number, number>, after: Map<number, number>): number {
   let us = 0
   for (const [pid, cpu] of after) us += cpu - (before.get(pid) ?? 0)
   return us
@@ -294,7 +294,7 @@ export interface Sample {
 const cpuPerChange = (s: Sample): number => s.usPerChange
 
 /** The process's CPU time: in ns from the scheduler (all threads), and user and system from /proc/<pid>/stat. */
-async function cpuOf(server: ServerHandle) {
+export async function cpuOf(server: ServerHandle) {
   const [ns, split] = await Promise.all([cpuNsOf(server.pid), cpuTimeOf(server.pid)])
   if (ns === undefined || split === undefined)
     throw new Error(`cannot read /proc/${server.pid}/task/*/schedstat or /proc/${server.pid}/stat`)
@@ -336,7 +336,7 @@ function runWrk(scenario: StockScenario, running: Running, requests: number): Pr
  * CPU time in SETTLE_POLL_MS; after SETTLE_MAX_MS, the seq alone): the requests in flight at wrk's
  * SIGINT committed (and, with a stream, most of its sending done). Returns it.
  */
-async function settled(running: Running): Promise<bigint> {
+export async function settled(running: Running): Promise<bigint> {
   const deadline = performance.now() + SETTLE_MAX_MS
   let seq = await lastSeq(running)
   let cpu = await cpuOf(running.server)

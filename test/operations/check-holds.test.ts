@@ -2,33 +2,13 @@
 // expired through real processes every invariant holds, and a hold past its expiry that still holds
 // its units (every instance down) is listed as due, a line of its own, exit 0. Broken by hand, a
 // hold's rows against its lines (hold_stock) and a confirmed line's order (hold_orders) are reported.
-import Database from 'better-sqlite3'
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import pg from 'pg'
 import { loadConfig } from '../../src/config.js'
 import { CLI_ACTOR } from '../../src/domain.js'
 import { openStorage } from '../../src/storage/open-storage.js'
 import { BACKENDS, createKey, runCli, seed, useResources } from '../support/helpers.js'
-
-async function sql(url: string, statements: string[]): Promise<void> {
-  if (url.startsWith('sqlite:')) {
-    const db = new Database(url.slice('sqlite:'.length))
-    try {
-      for (const s of statements) db.exec(s)
-    } finally {
-      db.close()
-    }
-    return
-  }
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    for (const s of statements) await client.query(s)
-  } finally {
-    await client.end()
-  }
-}
+import { runStatements } from '../support/databases.js'
 
 for (const backend of BACKENDS) {
   describe(`petstore check with holds (${backend.name}, real processes)`, () => {
@@ -92,7 +72,7 @@ for (const backend of BACKENDS) {
 
     test("When a hold's lines or a confirmed line's order are changed by hand, then hold_stock and hold_orders name the hold, exit 1", async () => {
       const { database, env, active, confirmed } = await store()
-      await sql(database.url, [
+      await runStatements(database.url, [
         // The active hold now claims a unit more than its reservation row took.
         `UPDATE reservation_lines SET quantity = quantity + 1 WHERE reservation_id = ${active} AND line = 1`,
         // The confirmed hold's second line names another order.

@@ -8,28 +8,9 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import pg from 'pg'
 import { assertInvariants, BACKENDS, type Backend, createKey, runCli, seed, type TestServer, useResources } from '../support/helpers.js'
+import { runStatements } from '../support/databases.js'
 
 const PETS = 20
-
-/** Runs SQL on the test database directly, as an operator's mistake (or a bug) would. */
-async function sql(url: string, statements: string[]): Promise<void> {
-  if (url.startsWith('sqlite:')) {
-    const db = new Database(url.slice('sqlite:'.length))
-    try {
-      for (const s of statements) db.exec(s)
-    } finally {
-      db.close()
-    }
-    return
-  }
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    for (const s of statements) await client.query(s)
-  } finally {
-    await client.end()
-  }
-}
 
 const text = (value: unknown) => JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? String(v) : v))
 
@@ -136,7 +117,7 @@ for (const backend of BACKENDS) {
       await server.stop()
       const pg = backend.name === 'postgres'
       const [cancelled, , delivered] = orders as [bigint, bigint, bigint]
-      await sql(database.url, [
+      await runStatements(database.url, [
         // The entry of pet 7 moved without its ledger row.
         'UPDATE inventory SET quantity = 999 WHERE pet_id = 7',
         // A ledger row for a pet without an entry, naming an order that does not exist.

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import pg from 'pg'
 
 /** A database the tests own: a fresh SQLite file in its own temporary folder. */
@@ -73,5 +74,25 @@ export async function postgresDatabase(): Promise<TestDatabase> {
         await client.end()
       }
     },
+  }
+}
+
+/** Runs SQL statements on a database directly, outside the service, as an operator's mistake (or a bug) would. */
+export async function runStatements(url: string, statements: string[]): Promise<void> {
+  if (url.startsWith('sqlite:')) {
+    const db = new Database(url.slice('sqlite:'.length))
+    try {
+      for (const s of statements) db.exec(s)
+    } finally {
+      db.close()
+    }
+    return
+  }
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    for (const s of statements) await client.query(s)
+  } finally {
+    await client.end()
   }
 }

@@ -46,6 +46,16 @@ import { KeysService } from './keys/keys.service.js'
 import type { Metrics } from './metrics/metrics.js'
 import { OrderCreateSchema, OrderSchema, OrderStatusSchema, OrderUpdateSchema } from './orders/order.schema.js'
 import { ordersRoutes } from './orders/orders.routes.js'
+import { locationsRoutes } from './locations/locations.routes.js'
+import { LocationsService } from './locations/locations.service.js'
+import {
+  LocationCreateSchema,
+  LocationSchema,
+  LocationUpdateSchema,
+  StockLevelSchema,
+  TransferResultSchema,
+  TransferSchema,
+} from './locations/location.schema.js'
 import {
   ReservationCreateSchema,
   ReservationExtendSchema,
@@ -92,6 +102,12 @@ export const SHARED_SCHEMAS = [
   ReservationSchema,
   ReservationCreateSchema,
   ReservationExtendSchema,
+  LocationSchema,
+  LocationCreateSchema,
+  LocationUpdateSchema,
+  StockLevelSchema,
+  TransferSchema,
+  TransferResultSchema,
   CategorySchema,
   TagSchema,
   PetSchema,
@@ -223,6 +239,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     requireIfMatch: config.requireIfMatch,
   })
   await app.register(inventoryBatchRoutes, { prefix: API_PREFIX, inventory })
+  await app.register(locationsRoutes, { prefix: API_PREFIX, locations: new LocationsService(storage), inventory })
   await app.register(ordersRoutes, { prefix: API_PREFIX, orders: new OrdersService(storage) })
   await app.register(reservationsRoutes, { prefix: API_PREFIX, reservations: new ReservationsService(storage) })
   await app.register(petsRoutes, {

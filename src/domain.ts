@@ -32,9 +32,10 @@ export type DeltaReason = (typeof DELTA_REASONS)[number]
 
 /**
  * Why a quantity changed: a client's reason, an import, an order placed, an order cancelled, units
- * held for a checkout (reservation), given back by a client (release) or by the hold's expiry.
+ * held for a checkout (reservation), given back by a client (release) or by the hold's expiry, units
+ * moved between two locations (transfer: a row at each, sharing a transfer id).
  */
-export const CHANGE_REASONS = [...SET_REASONS, 'import', 'order', 'cancellation', 'reservation', 'release', 'expiry'] as const
+export const CHANGE_REASONS = [...SET_REASONS, 'import', 'order', 'cancellation', 'reservation', 'release', 'expiry', 'transfer'] as const
 export type ChangeReason = (typeof CHANGE_REASONS)[number]
 
 /** The most changes one batch (POST /v1/inventory/batch) holds. */
@@ -73,6 +74,13 @@ export interface InventoryChange {
    */
   reservationId?: bigint | undefined
   /**
+   * The location whose quantity changed: absent at the default location, so a store with one location
+   * sees its rows as before. previousQuantity and quantity are that location's.
+   */
+  locationId?: number | undefined
+  /** A transfer's two rows (reason transfer, out of one location and into another) share its id; absent on every other row. */
+  transferId?: string | undefined
+  /**
    * The batch the change was part of (POST /v1/inventory/batch): every row of one batch carries its
    * id, and they are contiguous in seq order. null for a change made alone.
    */
@@ -110,7 +118,17 @@ export const ORDER_TRANSITIONS: Readonly<Record<OrderStatus, readonly OrderStatu
   cancelled: [],
 }
 
-/** An order reserves its quantity of a pet's stock from placement until it is cancelled. */
+/** Units of a line (an order, a hold's line) taken from one location. */
+export interface Allocation {
+  locationId: number
+  quantity: number
+}
+
+/**
+ * An order reserves its quantity of a pet's stock from placement until it is cancelled, taken from
+ * the locations `allocations` names (in the order taken); absent when all of it came from the
+ * default location, so a store with one location sees its orders as before.
+ */
 export interface Order {
   id: bigint
   petId: bigint
@@ -118,6 +136,7 @@ export interface Order {
   status: OrderStatus
   placedAt: string
   updatedAt: string
+  allocations?: Allocation[] | undefined
 }
 
 /**
@@ -141,12 +160,14 @@ export interface ReservationLine {
   petId: bigint
   quantity: number
   orderId: bigint | null
+  /** Where its units were taken from (as an order's); absent when all came from the default location. */
+  allocations?: Allocation[] | undefined
 }
 
 /**
  * Units of stock held for a checkout: taken from each line's entry when the hold is placed (so the
  * inventory shows what can still be sold), given back when it is released or expires, turned into
- * orders when it is confirmed. A later issue adds the location each line takes from.
+ * orders when it is confirmed (each order taking its line's allocations).
  */
 export interface Reservation {
   id: bigint
@@ -158,6 +179,33 @@ export interface Reservation {
   reference: string | null
   createdAt: string
   updatedAt: string
+}
+
+/**
+ * A place that holds stock (a shop, a warehouse). Every entry's stock is the sum of its levels at the
+ * locations; location DEFAULT_LOCATION_ID exists from the start (the migration creates it, holding
+ * every entry's stock) and is where a write that names no location applies. A location is deactivated
+ * only while it holds nothing, and takes no stock while inactive; the default one is never.
+ */
+export interface Location {
+  id: number
+  name: string
+  active: boolean
+  createdAt: string
+  updatedAt: string
+}
+
+export const DEFAULT_LOCATION_ID = 1
+
+/** Bounds on locations: a name's length in characters, and how many a store may have. */
+export const LOCATION_LIMITS = { nameLength: 100, locations: 1000 } as const
+
+/** One pet's stock at one location. */
+export interface StockLevel {
+  petId: bigint
+  locationId: number
+  quantity: number
+  status: PetStatus
 }
 
 /** A category or a tag of a pet, as in the public Petstore: an exact int64 id and a name. */

@@ -8,6 +8,7 @@ import type { LedgerJump } from './domain.js'
 export const ERROR_CODES = {
   invalid_request: 400,
   destination_refused: 400,
+  location_inactive: 400,
   unauthorized: 401,
   insufficient_scope: 403,
   not_found: 404,
@@ -23,6 +24,9 @@ export const ERROR_CODES = {
   reservation_confirmed: 409,
   key_name_taken: 409,
   webhook_limit_reached: 409,
+  location_name_taken: 409,
+  location_not_empty: 409,
+  location_limit_reached: 409,
   gone: 410,
   cursor_expired: 410,
   precondition_failed: 412,
@@ -45,6 +49,7 @@ export type ErrorCode = keyof typeof ERROR_CODES
  */
 export const RULE_CODES: readonly ErrorCode[] = [
   'destination_refused',
+  'location_inactive',
   'insufficient_stock',
   'stock_overflow',
   'quantity_mismatch',
@@ -55,6 +60,9 @@ export const RULE_CODES: readonly ErrorCode[] = [
   'reservation_confirmed',
   'key_name_taken',
   'webhook_limit_reached',
+  'location_name_taken',
+  'location_not_empty',
+  'location_limit_reached',
   'too_many_streams',
   'cursor_expired',
 ]
@@ -164,10 +172,20 @@ export class ConflictError extends DomainError {
       | 'reservation_released'
       | 'reservation_confirmed'
       | 'key_name_taken'
-      | 'webhook_limit_reached',
+      | 'webhook_limit_reached'
+      | 'location_name_taken'
+      | 'location_not_empty'
+      | 'location_limit_reached',
     message: string,
   ) {
     super(code, message)
+  }
+}
+
+/** A write names a location that is inactive (one that does not exist is a NotFoundError). */
+export class LocationInactiveError extends DomainError {
+  constructor(locationId: number) {
+    super('location_inactive', `Location ${locationId} is inactive: it takes no stock until it is activated again`)
   }
 }
 

@@ -9,6 +9,7 @@ export const ERROR_EXAMPLES: Record<ErrorCode, string> = {
   invalid_request: 'body.quantity must be integer',
   destination_refused:
     'url names a loopback, private or otherwise non-public address (127.0.0.1); webhooks deliver to public addresses only',
+  location_inactive: 'Location 4 is inactive: it takes no stock until it is activated again',
   unauthorized: 'Missing API key: send Authorization: Bearer <API_KEY>',
   insufficient_scope: 'This API key lacks the scope inventory:write, which this operation needs',
   not_found: 'No inventory entry for pet 9007199254740993',
@@ -24,6 +25,9 @@ export const ERROR_EXAMPLES: Record<ErrorCode, string> = {
   reservation_confirmed: 'Hold 3107 is confirmed already: its lines are orders',
   key_name_taken: "An active key named 'warehouse-sync' already exists",
   webhook_limit_reached: 'There are 100 webhook subscriptions already; remove one first',
+  location_name_taken: "A location named 'Harbour Street' already exists",
+  location_not_empty: 'Location 4 holds 12 units of 3 pets; move or remove them before deactivating it',
+  location_limit_reached: 'There are 1000 locations already',
   gone: 'This operation was removed on 2027-07-01T00:00:00.000Z; see /v1/docs#/pets/getPetById',
   cursor_expired:
     'The ledger no longer holds the changes after 1000: retention removed every change up to 1040. ' +

@@ -10,8 +10,8 @@ import { sendJsonText } from '../http/json-reply.js'
 import { requestActor } from '../http/plugins/auth.js'
 import { documentRateLimits } from '../http/rate-limit.js'
 import { requires } from '../http/scopes.js'
-import type { InventoryItem } from '../domain.js'
-import { itemJson } from './inventory.json.js'
+import type { ChangedEntry } from '../stock/writes.js'
+import { changedEntryJson } from './inventory.json.js'
 import type { InventoryService } from './inventory.service.js'
 import { stockChange } from './stock-moves.schema.js'
 
@@ -25,7 +25,8 @@ export interface InventoryBatchRoutesOptions {
   inventory: InventoryService
 }
 
-const batchJson = (batchId: string, entries: InventoryItem[]) => `{"batchId":"${batchId}","entries":[${entries.map(itemJson).join(',')}]}`
+const batchJson = (batchId: string, entries: ChangedEntry[]) =>
+  `{"batchId":"${batchId}","entries":[${entries.map(changedEntryJson).join(',')}]}`
 
 /** Changes to many entries at once; registered under API_PREFIX, in a scope of its own for its exact-int64 parser. */
 const routes: FastifyPluginAsyncTypebox<InventoryBatchRoutesOptions> = async (app, { inventory }) => {
@@ -43,7 +44,8 @@ const routes: FastifyPluginAsyncTypebox<InventoryBatchRoutesOptions> = async (ap
         summary: 'Apply many changes at once, all or nothing (experimental)',
         description:
           'Applies 1 to 1,000 changes in order, in one transaction: each a set (`quantity`, optionally with `expectedQuantity`) ' +
-          'or a delta, with its own `reason` and `note`; the same pet may appear more than once. Either every change is applied ' +
+          'or a delta, with its own `reason` and `note`, at `locationId` (the default location when absent), or a transfer ' +
+          'between two locations; the same pet may appear more than once. Either every change is applied ' +
           'or none is: a change that cannot apply is answered 409 (or 404 for an unknown pet) with a message that starts with its ' +
           'place, `changes[17]: `, and says why. The ledger rows of a batch are contiguous in `seq` and carry its `batchId`, as ' +
           'the changes feed, the stream, webhooks and brokers show them. The body may be up to 2 MiB. The 200 is sent only ' +
@@ -59,10 +61,16 @@ const routes: FastifyPluginAsyncTypebox<InventoryBatchRoutesOptions> = async (ap
             headers: REPLAYED_HEADER,
           }),
           ...errorResponses(400, 401, 403, 404, 413, 415, 500, 503),
+          400: Type.Ref('Error', {
+            description:
+              'The body is invalid (code `invalid_request`), or a change names an inactive location (`location_inactive`, its ' +
+              'message starting with the change’s place); nothing was written.',
+          }),
           409: Type.Ref('Error', {
             description:
               'A change could not apply, and nothing of the batch was written; the message names it (`changes[17]: `): ' +
-              '`insufficient_stock` (a delta would take the quantity below 0), `stock_overflow` (past 2147483647), ' +
+              '`insufficient_stock` (a delta or a transfer would take the quantity there below 0), `stock_overflow` (the pet’s ' +
+              'quantity past 2147483647), ' +
               '`quantity_mismatch` (the entry does not hold `expectedQuantity`; the message names what it holds). ' +
               '`idempotency_key_reused`: the Idempotency-Key was used with another request.',
           }),

@@ -18,7 +18,7 @@ import { documentRateLimits } from '../http/rate-limit.js'
 import { ETAG_HEADER, IfMatchHeaders, IfNoneMatchHeaders, notModifiedResponse, sendRepresentation } from '../http/representation.js'
 import { DEFAULT_PAGE_SIZE } from '../paging.js'
 import { writePrecondition } from './if-match.js'
-import { itemJson } from './inventory.json.js'
+import { changedEntryJson, itemJson } from './inventory.json.js'
 import { PetIdParamsSchema } from '../http/int64.schema.js'
 import { type InventoryListQuery, InventoryListQuerySchema, type InventoryUpdate } from './inventory.schema.js'
 import type { InventoryService } from './inventory.service.js'
@@ -173,6 +173,8 @@ const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (
           'The ledger row of the change (listInventoryChanges) records `reason` (`adjustment` when absent) and `note` (null when absent). ' +
           'With `expectedQuantity`, the quantity is set only if the entry holds that quantity (409 `quantity_mismatch` otherwise); ' +
           'to add or remove units without reading first, use adjustInventory. ' +
+          'With several locations, the quantity set is the stock at `locationId` (the default location when absent), and the ' +
+          "answer is the pet's entry, its quantity the sum over every location (If-Match and the ETag are the entry's). " +
           'The 200 is sent only after the change is committed durably.\n\n' +
           '**Experimental:** the request shape may change before this endpoint becomes stable.',
         tags: ['inventory'],
@@ -188,18 +190,20 @@ const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (
           ...errorResponses(400, 401, 403, 404, 412, 413, 414, 415, 428, 500, 503),
           409: Type.Ref('Error', {
             description:
-              '`quantity_mismatch`: the entry does not hold `expectedQuantity`; the message names what it holds (nothing changed).',
+              '`quantity_mismatch`: the location does not hold `expectedQuantity`; the message names what it holds; ' +
+              '`stock_overflow`: the pet’s quantity over every location would pass 2147483647 (nothing changed).',
           }),
         },
       },
     },
     async (request, reply) => {
-      const { quantity, expectedQuantity, reason, note } = request.body as InventoryUpdate
+      const { quantity, expectedQuantity, reason, note, locationId } = request.body as InventoryUpdate
       const precondition = writePrecondition(request.headers['if-match'], requireIfMatch)
       const item = await inventory.setQuantity(request.params.petId, quantity, requestActor(request), precondition, {
         reason,
         note,
         expectedQuantity,
+        locationId,
       })
       return sendRepresentation(request, reply, itemJson(item))
     },
@@ -224,8 +228,9 @@ const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (
         headers: idempotencyHeaders('applies nothing'),
         body: Type.Ref('InventoryAdjustment'),
         response: {
-          200: Type.Ref('InventoryItem', {
-            description: 'The entry as the adjustment left it, once committed durably.',
+          200: Type.Union([Type.Ref('InventoryItem'), Type.Ref('StockLevel')], {
+            description:
+              'The entry as the adjustment left it (with `locationId`: that location’s stock, a StockLevel), once committed durably.',
             headers: { ...ETAG_HEADER, ...REPLAYED_HEADER },
           }),
           ...errorResponses(400, 401, 403, 404, 413, 414, 415, 500, 503),
@@ -239,13 +244,19 @@ const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (
       },
     },
     async (request, reply) => {
-      const { delta, reason, note } = request.body as InventoryAdjustment
+      const { delta, reason, note, locationId } = request.body as InventoryAdjustment
       if (delta === 0) throw new InvalidInputError('body.delta must not be 0')
       const { petId } = request.params
-      const answer = await inventory.adjust(petId, delta, requestActor(request), { reason, note }, request.headers['idempotency-key'])
+      const answer = await inventory.adjust(
+        petId,
+        delta,
+        requestActor(request),
+        { reason, note, locationId },
+        request.headers['idempotency-key'],
+      )
       if (answer.replayed) reply.header('idempotent-replayed', 'true')
       if (answer.error) throw answer.error
-      return sendRepresentation(request, reply, itemJson(answer.entries[0]!))
+      return sendRepresentation(request, reply, changedEntryJson(answer.entries[0]!))
     },
   )
 }

@@ -10,6 +10,7 @@ import {
   type PetStatus,
   type SetReason,
 } from '../domain.js'
+import { AtLocationSchema, LocationIdSchema } from '../locations/location-id.schema.js'
 import { BIG_PET_ID, Int64IdSchema, Int64Schema, PetIdSchema } from '../http/int64.schema.js'
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../paging.js'
 
@@ -82,11 +83,14 @@ export const InventoryUpdateSchema = Type.Object(
     expectedQuantity: Type.Optional(ExpectedQuantitySchema),
     reason: Type.Optional(SetReasonSchema),
     note: Type.Optional(NoteSchema),
+    locationId: Type.Optional(AtLocationSchema('Set the stock at this location')),
   },
   {
     $id: 'InventoryUpdate',
     additionalProperties: false,
-    description: 'The new stock count, and why. Unknown fields are rejected.',
+    description:
+      'The new stock count, and why, at one location (the default one unless `locationId` names another): the answer is the ' +
+      'pet’s entry, its quantity the sum over every location. Unknown fields are rejected.',
     examples: [
       { quantity: 20, reason: 'arrival', note: 'Delivery 2026-11-26, pallet 3' },
       { quantity: 7 },
@@ -147,7 +151,8 @@ export const ChangeReasonSchema = Type.Unsafe<ChangeReason>({
     "`import` (the operator's `petstore import inventory`), " +
     '`order` (placeOrder took the stock, or confirmReservation turned held units into an order, moving none), ' +
     '`cancellation` (a cancelled order gave it back), `reservation` (createReservation held the units), ' +
-    '`release` (releaseReservation gave them back), `expiry` (the hold expired and gave them back by itself).',
+    '`release` (releaseReservation gave them back), `expiry` (the hold expired and gave them back by itself), ' +
+    '`transfer` (transferInventory, or a transfer in a batch: a row out of one location and one into another).',
 })
 
 /**
@@ -213,6 +218,18 @@ export const InventoryChangeSchema = Type.Object(
         'The hold the change is of: present only on the rows of reasons `reservation`, `release` and `expiry`, and on the ' +
           '`order` rows of a confirmed hold; absent on every other row.',
       ),
+    ),
+    locationId: Type.Optional(
+      LocationIdSchema(
+        'The location whose stock changed, when it is not the default one: then `previousQuantity` and `quantity` are that ' +
+          'location’s. Absent at the default location, whose stock is the entry’s quantity while it is the only one holding any.',
+      ),
+    ),
+    transferId: Type.Optional(
+      Type.String({
+        format: 'uuid',
+        description: 'The transfer the row is half of (reason `transfer`): its other row, at the other location, has the same id.',
+      }),
     ),
   },
   {

@@ -12,7 +12,8 @@ import type {
   LedgerRetention,
   StockWrites,
 } from '../storage/ports.js'
-import type { Precondition, StockChange } from '../stock/writes.js'
+import { isLocationRefusal, locationRefusalError } from '../stock/location-refusal.js'
+import type { ChangedEntry, Precondition, StockChange } from '../stock/writes.js'
 import { changesFingerprint, refusalError } from './stock-moves.js'
 
 /**
@@ -21,7 +22,7 @@ import { changesFingerprint, refusalError } from './stock-moves.js'
  * earlier request's answer (same Idempotency-Key), in which case nothing was applied now.
  */
 export type ChangesOutcome = { replayed: boolean } & (
-  | { entries: InventoryItem[]; batchId: string | null; error?: undefined }
+  | { entries: ChangedEntry[]; batchId: string | null; error?: undefined }
   | { entries?: undefined; error: DomainError }
 )
 
@@ -75,14 +76,31 @@ export class InventoryService {
       reason = 'adjustment',
       note = null,
       expectedQuantity,
-    }: { reason?: SetReason | undefined; note?: string | null | undefined; expectedQuantity?: number | undefined } = {},
+      locationId,
+    }: {
+      reason?: SetReason | undefined
+      note?: string | null | undefined
+      expectedQuantity?: number | undefined
+      locationId?: number | undefined
+    } = {},
   ): Promise<InventoryItem> {
-    const result = await this.storage.writeStock({ kind: 'set', petId, quantity, expectedQuantity, reason, note, actor, precondition })
+    const result = await this.storage.writeStock({
+      kind: 'set',
+      petId,
+      quantity,
+      expectedQuantity,
+      reason,
+      note,
+      actor,
+      precondition,
+      locationId,
+    })
     if (result === 'not_found') throw new NotFoundError(`No inventory entry for pet ${petId}`)
+    if (isLocationRefusal(result)) throw locationRefusalError(result)
     if (result === 'precondition_failed') {
       throw new PreconditionFailedError(`The entry for pet ${petId} has changed since the ETag in If-Match was read`)
     }
-    if ('refused' in result) throw refusalError({ petId, quantity, expectedQuantity }, result)
+    if ('refused' in result) throw refusalError({ petId, quantity, expectedQuantity, locationId }, result)
     return result
   }
 
@@ -94,10 +112,29 @@ export class InventoryService {
     petId: bigint,
     delta: number,
     actor: Actor,
-    { reason, note }: { reason?: DeltaReason | undefined; note?: string | null | undefined } = {},
+    {
+      reason,
+      note,
+      locationId,
+    }: { reason?: DeltaReason | undefined; note?: string | null | undefined; locationId?: number | undefined } = {},
     idempotencyKey?: string,
   ): Promise<ChangesOutcome> {
-    return this.applyChanges(null, [{ petId, delta, reason, note }], actor, idempotencyKey)
+    return this.applyChanges(
+      null,
+      [{ petId, delta, reason, note, ...(locationId === undefined ? {} : { locationId }) }],
+      actor,
+      idempotencyKey,
+    )
+  }
+
+  /** Moves `quantity` of a pet from one location to another, in one transaction: a ledger row at each, sharing a transfer id. */
+  transfer(
+    petId: bigint,
+    move: { fromLocationId: number; toLocationId: number; quantity: number; note?: string | null | undefined },
+    actor: Actor,
+    idempotencyKey?: string,
+  ): Promise<ChangesOutcome> {
+    return this.applyChanges(null, [{ petId, ...move, transferId: randomUUID() }], actor, idempotencyKey, 'transfer')
   }
 
   /**
@@ -113,11 +150,9 @@ export class InventoryService {
     changes: StockChange[],
     actor: Actor,
     idempotencyKey: string | undefined,
+    kind: 'adjust' | 'batch' | 'transfer' = batchId === null ? 'adjust' : 'batch',
   ): Promise<ChangesOutcome> {
-    const idempotency =
-      idempotencyKey === undefined
-        ? undefined
-        : { key: idempotencyKey, fingerprint: changesFingerprint(batchId === null ? 'adjust' : 'batch', changes) }
+    const idempotency = idempotencyKey === undefined ? undefined : { key: idempotencyKey, fingerprint: changesFingerprint(kind, changes) }
     const result = await this.storage.writeStock({ kind: 'changes', batchId, changes, actor, idempotency })
     if (result === 'idempotency_key_reused') {
       throw new ConflictError(

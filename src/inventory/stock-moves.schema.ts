@@ -4,6 +4,8 @@ import { InvalidInputError } from '../errors.js'
 import { BIG_PET_ID, PetIdSchema } from '../http/int64.schema.js'
 import type { StockChange } from '../stock/writes.js'
 import { ExpectedQuantitySchema, NoteSchema, QuantitySchema, SetReasonSchema } from './inventory.schema.js'
+import { AtLocationSchema, LocationIdSchema } from '../locations/location-id.schema.js'
+import { randomUUID } from 'node:crypto'
 
 const INT32_MIN = -2147483648
 const INT32_MAX = 2147483647
@@ -23,11 +25,16 @@ const DeltaReasonSchema = Type.Unsafe<DeltaReason>({
 })
 
 export const InventoryAdjustmentSchema = Type.Object(
-  { delta: deltaSchema(DELTA), reason: Type.Optional(DeltaReasonSchema), note: Type.Optional(NoteSchema) },
+  {
+    delta: deltaSchema(DELTA),
+    reason: Type.Optional(DeltaReasonSchema),
+    note: Type.Optional(NoteSchema),
+    locationId: Type.Optional(AtLocationSchema('Add or remove the units at this location (the answer is then that location’s stock)')),
+  },
   {
     $id: 'InventoryAdjustment',
     additionalProperties: false,
-    description: 'Units added to or removed from one entry, and why. Unknown fields are rejected.',
+    description: 'Units added to or removed from one entry (at one location), and why. Unknown fields are rejected.',
     examples: [
       { delta: 12, reason: 'arrival', note: 'Delivery 2026-12-05, 12 bags' },
       { delta: -2, reason: 'damage', note: 'Torn bags' },
@@ -49,12 +56,20 @@ export const InventoryBatchChangeSchema = Type.Object(
     delta: Type.Optional(deltaSchema(`${DELTA} Not with \`quantity\`.`)),
     reason: Type.Optional(SetReasonSchema),
     note: Type.Optional(NoteSchema),
+    locationId: Type.Optional(
+      AtLocationSchema('The location a set or a delta applies at (its entry in the answer is then that location’s stock)'),
+    ),
+    fromLocationId: Type.Optional(
+      LocationIdSchema('A transfer: `quantity` units leave this location for `toLocationId` (no `delta`, `reason` nor `locationId`).'),
+    ),
+    toLocationId: Type.Optional(LocationIdSchema('A transfer: where the units arrive, another location than `fromLocationId`.')),
   },
   {
     $id: 'InventoryBatchChange',
     additionalProperties: false,
     description:
-      'One change of a batch: exactly one of `quantity` (a set, optionally with `expectedQuantity`) and `delta`. ' +
+      'One change of a batch: exactly one of `quantity` (a set, optionally with `expectedQuantity`) and `delta`, at ' +
+      '`locationId` or the default location; or a transfer (`fromLocationId`, `toLocationId` and `quantity`). ' +
       'Unknown fields are rejected.',
   },
 )
@@ -89,8 +104,10 @@ export const InventoryBatchResultSchema = Type.Object(
       format: 'uuid',
       description: "The batch's id, which each of its ledger rows carries (InventoryChange.batchId).",
     }),
-    entries: Type.Array(Type.Ref('InventoryItem'), {
-      description: 'The entry each change left, in the order of the changes (a pet named twice appears twice).',
+    entries: Type.Array(Type.Union([Type.Ref('InventoryItem'), Type.Ref('StockLevel'), Type.Ref('TransferResult')]), {
+      description:
+        'What each change left, in the order of the changes (a pet named twice appears twice): the pet’s entry for a change ' +
+        'at no named location, that location’s stock (StockLevel) for one naming it, both locations for a transfer (TransferResult).',
     }),
   },
   {
@@ -119,14 +136,25 @@ type BatchChangeBody = Omit<Static<typeof InventoryBatchChangeSchema>, 'petId'>
  * (`body.changes[17]`, or `body` for an adjustment).
  */
 export function stockChange(petId: bigint, body: BatchChangeBody, at: string): StockChange {
-  const { quantity, expectedQuantity, delta, reason, note } = body
+  const { quantity, expectedQuantity, delta, reason, note, locationId, fromLocationId, toLocationId } = body
+  if (fromLocationId !== undefined || toLocationId !== undefined) {
+    if (fromLocationId === undefined || toLocationId === undefined)
+      throw new InvalidInputError(`${at} must have both fromLocationId and toLocationId`)
+    if (fromLocationId === toLocationId) throw new InvalidInputError(`${at}.toLocationId must be another location than fromLocationId`)
+    for (const field of ['delta', 'expectedQuantity', 'reason', 'locationId'] as const)
+      if (body[field] !== undefined) throw new InvalidInputError(`${at}.${field} does not go with a transfer`)
+    if (quantity === undefined) throw new InvalidInputError(`${at} must have the quantity to transfer`)
+    if (quantity === 0) throw new InvalidInputError(`${at}.quantity of a transfer must be 1 or more`)
+    return { petId, fromLocationId, toLocationId, quantity, note, transferId: randomUUID() }
+  }
+  const place = locationId === undefined ? {} : { locationId }
   if (delta !== undefined) {
     if (quantity !== undefined) throw new InvalidInputError(`${at} must have quantity or delta, not both`)
     if (delta === 0) throw new InvalidInputError(`${at}.delta must not be 0`)
     if (expectedQuantity !== undefined) throw new InvalidInputError(`${at}.expectedQuantity goes only with quantity, not delta`)
     if (reason === 'count') throw new InvalidInputError(`${at}.reason count goes only with quantity, not delta`)
-    return { petId, delta, reason, note }
+    return { petId, delta, reason, note, ...place }
   }
   if (quantity === undefined) throw new InvalidInputError(`${at} must have quantity or delta`)
-  return { petId, quantity, expectedQuantity, reason, note }
+  return { petId, quantity, expectedQuantity, reason, note, ...place }
 }

@@ -1,19 +1,25 @@
 import { createHash } from 'node:crypto'
 import { MAX_QUANTITY } from '../domain.js'
 import { ConflictError, type DomainError, NotFoundError } from '../errors.js'
-import type { ChangeRefusal, StockChange } from '../stock/writes.js'
+import { locationRefusalError } from '../stock/location-refusal.js'
+import { type ChangeRefusal, isTransfer, type StockChange } from '../stock/writes.js'
 
 /**
  * What an Idempotency-Key on an adjustment or a batch is bound to: the request's changes, hashed
  * (a batch of 1,000 would otherwise store its whole body twice). The prefix keeps them apart from an
  * order's fingerprint (`petId:quantity`), so a key reused across operations is refused as reused.
  */
-export function changesFingerprint(kind: 'adjust' | 'batch', changes: StockChange[]): string {
-  const canonical = changes.map((c) =>
-    'delta' in c
-      ? [String(c.petId), 'delta', c.delta, c.reason ?? 'adjustment', c.note ?? null]
-      : [String(c.petId), 'set', c.quantity, c.expectedQuantity ?? null, c.reason ?? 'adjustment', c.note ?? null],
-  )
+export function changesFingerprint(kind: 'adjust' | 'batch' | 'transfer', changes: StockChange[]): string {
+  // A location is added only when named, so a request that names none keeps the fingerprint it had
+  // before locations existed (a retry across the upgrade is still recognised).
+  const canonical = changes.map((c) => {
+    if (isTransfer(c)) return [String(c.petId), 'transfer', c.quantity, c.fromLocationId, c.toLocationId, c.note ?? null]
+    const change =
+      'delta' in c
+        ? [String(c.petId), 'delta', c.delta, c.reason ?? 'adjustment', c.note ?? null]
+        : [String(c.petId), 'set', c.quantity, c.expectedQuantity ?? null, c.reason ?? 'adjustment', c.note ?? null]
+    return c.locationId === undefined ? change : [...change, c.locationId]
+  })
   return `${kind} ${createHash('sha256').update(JSON.stringify(canonical)).digest('base64url')}`
 }
 
@@ -24,23 +30,35 @@ export function changesFingerprint(kind: 'adjust' | 'batch', changes: StockChang
 export function refusalError(change: StockChange, refusal: ChangeRefusal, index?: number): DomainError {
   const at = index === undefined ? '' : `changes[${index}]: `
   const pet = index === undefined ? `Pet ${change.petId}` : `pet ${change.petId}`
+  const where = isTransfer(change)
+    ? ` at location ${change.fromLocationId}`
+    : change.locationId === undefined
+      ? ''
+      : ` at location ${change.locationId}`
   switch (refusal.refused) {
+    case 'location_not_found':
+    case 'location_inactive':
+      return locationRefusalError(refusal)
     case 'not_found':
       return new NotFoundError(`${at}${index === undefined ? 'No' : 'no'} inventory entry for pet ${change.petId}`)
     case 'quantity_mismatch':
       return new ConflictError(
         'quantity_mismatch',
-        `${at}${pet} has ${refusal.found} in stock, not the expectedQuantity ${refusal.expected}; nothing was changed`,
+        `${at}${pet} has ${refusal.found} in stock${where}, not the expectedQuantity ${refusal.expected}; nothing was changed`,
       )
     case 'insufficient_stock':
       return new ConflictError(
         'insufficient_stock',
-        `${at}${pet} has ${refusal.found} in stock; removing ${-refusal.delta} would take it below zero`,
+        isTransfer(change)
+          ? `${at}${pet} has ${refusal.found} in stock${where}; moving ${change.quantity} to location ${change.toLocationId} would take it below zero`
+          : `${at}${pet} has ${refusal.found} in stock${where}; removing ${-refusal.delta} would take it below zero`,
       )
     case 'stock_overflow':
       return new ConflictError(
         'stock_overflow',
-        `${at}${pet} has ${refusal.found} in stock; adding ${refusal.delta} would take it past ${MAX_QUANTITY}`,
+        where === ''
+          ? `${at}${pet} has ${refusal.found} in stock; adding ${refusal.delta} would take it past ${MAX_QUANTITY}`
+          : `${at}${pet} has ${refusal.found} in stock${where}; adding ${refusal.delta} would take its stock in all past ${MAX_QUANTITY}`,
       )
   }
 }

@@ -1,6 +1,7 @@
 import { Type } from 'typebox'
 import { MAX_QUANTITY, ORDER_STATUSES, ORDER_TRANSITIONS, type OrderStatus } from '../domain.js'
 import { BIG_PET_ID, Int64Schema, PetIdSchema } from '../http/int64.schema.js'
+import { AllocationsSchema, TakeFromLocationSchema } from '../locations/location-id.schema.js'
 
 const transitions = ORDER_STATUSES.filter((s) => ORDER_TRANSITIONS[s].length > 0)
   .map((s) => `${s} → ${ORDER_TRANSITIONS[s].join(' or ')}`)
@@ -25,6 +26,7 @@ export const OrderSchema = Type.Object(
     status: Type.Ref('OrderStatus'),
     placedAt: Type.String({ format: 'date-time', description: 'When the order was placed (RFC 3339, UTC).' }),
     updatedAt: Type.String({ format: 'date-time', description: 'When the order last changed status (RFC 3339, UTC).' }),
+    allocations: Type.Optional(AllocationsSchema),
   },
   {
     $id: 'Order',
@@ -44,7 +46,11 @@ export const OrderSchema = Type.Object(
 )
 
 export const OrderCreateSchema = Type.Object(
-  { petId: PetIdSchema, quantity: OrderQuantitySchema },
+  {
+    petId: PetIdSchema,
+    quantity: OrderQuantitySchema,
+    locationId: Type.Optional(TakeFromLocationSchema('order')),
+  },
   {
     $id: 'OrderCreate',
     additionalProperties: false,

@@ -83,10 +83,10 @@ const routes: FastifyPluginAsyncTypebox<OrdersRoutesOptions> = async (app, { ord
       },
     },
     async (request, reply) => {
-      const { quantity } = request.body as { quantity: number }
+      const { quantity, locationId } = request.body as { quantity: number; locationId?: number }
       const petId = exactInt64(request.body as object, 'petId')
       if (petId === undefined) throw new InvalidInputError('body.petId must be a decimal int64 integer (no fraction or exponent)')
-      const answer = await orders.place(petId, quantity, requestActor(request), request.headers['idempotency-key'])
+      const answer = await orders.place(petId, quantity, requestActor(request), request.headers['idempotency-key'], locationId)
       if (answer.replayed) reply.header('idempotent-replayed', 'true')
       if (answer.error) throw answer.error
       return sendJsonText(reply.code(201).header('location', `${ORDERS_PATH}/${answer.order.id}`), orderJson(answer.order))

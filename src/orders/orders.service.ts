@@ -1,6 +1,7 @@
 import { ConflictError, NotFoundError, type DomainError } from '../errors.js'
 import type { Actor, Order, OrderStatus } from '../domain.js'
 import type { OrderQuery, OrderReads, StockWrites } from '../storage/ports.js'
+import { locationRefusalError } from '../stock/location-refusal.js'
 
 /** A placement's answer: the order, or the error it got, and whether it repeats an earlier request's answer. */
 export type PlaceAnswer = { replayed: boolean } & ({ order: Order; error?: undefined } | { order?: undefined; error: DomainError })
@@ -13,9 +14,11 @@ export class OrdersService {
    * request that repeats an earlier one (same key, same API key, same pet and quantity) gets that
    * request's answer again, error included, and places nothing.
    */
-  async place(petId: bigint, quantity: number, actor: Actor, idempotencyKey?: string): Promise<PlaceAnswer> {
-    const claim = idempotencyKey === undefined ? undefined : { key: idempotencyKey, fingerprint: `${petId}:${quantity}` }
-    const result = await this.storage.writeStock({ kind: 'place', petId, quantity, actor, idempotency: claim })
+  async place(petId: bigint, quantity: number, actor: Actor, idempotencyKey?: string, locationId?: number): Promise<PlaceAnswer> {
+    // The fingerprint of an order that names no location is what it was before locations existed.
+    const fingerprint = `${petId}:${quantity}${locationId === undefined ? '' : `@${locationId}`}`
+    const claim = idempotencyKey === undefined ? undefined : { key: idempotencyKey, fingerprint }
+    const result = await this.storage.writeStock({ kind: 'place', petId, quantity, locationId, actor, idempotency: claim })
     if (result === 'idempotency_key_reused') {
       throw new ConflictError(
         'idempotency_key_reused',
@@ -28,9 +31,14 @@ export class OrdersService {
         return { order: result.order, replayed }
       case 'not_found':
         return { error: new NotFoundError(`No inventory entry for pet ${petId}`), replayed }
+      case 'location_refused':
+        return { error: locationRefusalError(result.refusal), replayed }
       case 'insufficient_stock':
         return {
-          error: new ConflictError('insufficient_stock', `Pet ${petId} has ${result.available} in stock; the order asks for ${quantity}`),
+          error: new ConflictError(
+            'insufficient_stock',
+            `Pet ${petId} has ${result.available} in stock${locationId === undefined ? '' : ` at location ${locationId}`}; the order asks for ${quantity}`,
+          ),
           replayed,
         }
     }

@@ -1,6 +1,7 @@
 import { Type } from 'typebox'
 import { MAX_QUANTITY, RESERVATION_LIMITS, RESERVATION_STATUSES, type ReservationStatus } from '../domain.js'
 import { BIG_PET_ID, Int64Schema, PetIdSchema } from '../http/int64.schema.js'
+import { AllocationsSchema, TakeFromLocationSchema } from '../locations/location-id.schema.js'
 
 const { lines: MAX_LINES, minSeconds, maxSeconds, defaultSeconds, referenceLength } = RESERVATION_LIMITS
 
@@ -27,6 +28,7 @@ export const ReservationLineSchema = Type.Object(
     orderId: Type.Union([Int64Schema('The order.'), Type.Null()], {
       description: 'The order the line became when the hold was confirmed; null before.',
     }),
+    allocations: Type.Optional(AllocationsSchema),
   },
   { $id: 'ReservationLine', additionalProperties: false, description: 'Units of one pet held by a hold.' },
 )
@@ -79,7 +81,11 @@ export const ReservationCreateSchema = Type.Object(
   {
     lines: Type.Array(
       Type.Object(
-        { petId: PetIdSchema, quantity: LineQuantitySchema },
+        {
+          petId: PetIdSchema,
+          quantity: LineQuantitySchema,
+          locationId: Type.Optional(TakeFromLocationSchema('line')),
+        },
         { additionalProperties: false, description: 'Units of one pet to hold.' },
       ),
       {

@@ -50,7 +50,8 @@ function holdLines(body: { lines: object[] }): HoldLine[] {
     if (first !== undefined)
       throw new InvalidInputError(`body.lines[${i}].petId: pet ${petId} is on lines[${first}] already; a hold takes each pet on one line`)
     seen.set(petId, i)
-    return { petId, quantity: (line as { quantity: number }).quantity }
+    const { quantity, locationId } = line as { quantity: number; locationId?: number }
+    return locationId === undefined ? { petId, quantity } : { petId, quantity, locationId }
   })
 }
 

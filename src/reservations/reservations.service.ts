@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { type Actor, MAX_QUANTITY, type Reservation } from '../domain.js'
 import { ConflictError, type DomainError, NotFoundError } from '../errors.js'
 import type { ReservationQuery, ReservationReads, StockWrites } from '../storage/ports.js'
+import { locationRefusalError } from '../stock/location-refusal.js'
 import type { HoldLine, HoldRefusal } from '../stock/writes.js'
 
 /** A hold's answer: the hold, or the error it got, and whether it repeats an earlier request's answer. */
@@ -12,13 +13,23 @@ export type HoldAnswer = { replayed: boolean } & (
 
 /** What a hold's Idempotency-Key is bound to: its lines, expiry and reference, hashed (prefixed apart from the others'). */
 export function holdFingerprint(lines: HoldLine[], expiresInSeconds: number, reference: string | null): string {
-  const canonical = [lines.map((l) => [String(l.petId), l.quantity]), expiresInSeconds, reference]
+  // A line's location only when named: a hold that names none keeps its fingerprint from before locations.
+  const canonical = [
+    lines.map((l) => (l.locationId === undefined ? [String(l.petId), l.quantity] : [String(l.petId), l.quantity, l.locationId])),
+    expiresInSeconds,
+    reference,
+  ]
   return `hold ${createHash('sha256').update(JSON.stringify(canonical)).digest('base64url')}`
 }
 
 /** A hold that was not placed, worded for its client: the line and pet, and what each short one found. */
 function holdRefusalError(refusal: HoldRefusal): DomainError {
   if (refusal.refused === 'not_found') return new NotFoundError(`lines[${refusal.index}]: no inventory entry for pet ${refusal.petId}`)
+  if (refusal.refused !== 'insufficient_stock') {
+    const error = locationRefusalError(refusal)
+    error.message = `lines[${refusal.index}]: ${error.message}`
+    return error
+  }
   const short = refusal.short.map((s) => `lines[${s.index}] (pet ${s.petId}: ${s.available} in stock, ${s.requested} asked)`)
   return new ConflictError('insufficient_stock', `Not enough stock for ${short.join(', ')}; nothing was held`)
 }

@@ -1,4 +1,6 @@
 import {
+  type Allocation,
+  DEFAULT_LOCATION_ID,
   MAX_QUANTITY,
   ORDER_TRANSITIONS,
   type Actor,
@@ -8,18 +10,22 @@ import {
   type Reservation,
   type ReservationStatus,
 } from '../domain.js'
+import { allAtDefault, allocate } from './allocation.js'
 import { type ClaimAnswer, claimKey, type StoredClaim } from './claims.js'
-import type {
-  ChangeRefusal,
-  ChangesAnswer,
-  ExpireResult,
-  HoldAnswer,
-  Placement,
-  ReservationResult,
-  ShortLine,
-  StockChange,
-  StockResult,
-  StockWrite,
+import {
+  type ChangedEntry,
+  type ChangeRefusal,
+  type ChangesAnswer,
+  type ExpireResult,
+  type HoldAnswer,
+  isTransfer,
+  type LocationRefusal,
+  type Placement,
+  type ReservationResult,
+  type ShortLine,
+  type StockChange,
+  type StockResult,
+  type StockWrite,
 } from './writes.js'
 
 /** What a batch reads before it is planned: the rows it may touch, as they are under the write lock. */
@@ -37,13 +43,26 @@ export interface BatchState {
   lastOrder: bigint
   /** The largest hold id (read only when the batch places a hold; 0 when absent). */
   lastReservation?: bigint | undefined
+  /** Each entry's stock at the locations other than the default one (inventory.elsewhere); 0 when absent. */
+  elsewhere?: Map<bigint, number> | undefined
+  /**
+   * Every stock level, at locations other than the default one, of the pets levelPetsToRead names
+   * (an empty map for such a pet that has none): pet, then location, then quantity.
+   */
+  levels?: Map<bigint, Map<number, number>> | undefined
+  /** Whether each location other than the default one that the batch names or gives units back to is active; absent: no such location. */
+  locations?: Map<number, boolean> | undefined
 }
 
 /** What the batch writes, in one transaction, and what each write answers. */
 export interface BatchPlan {
   results: StockResult[]
-  /** Entries whose quantity the batch changed: their final quantity. */
+  /** Entries whose quantity the batch changed: their final quantity (the sum over every location). */
   quantities: Map<bigint, number>
+  /** Entries whose stock at the other locations than the default one changed: its final sum (inventory.elsewhere). */
+  elsewhere: Map<bigint, number>
+  /** Stock levels at locations other than the default one the batch changed: pet, then location, then final quantity. */
+  levels: Map<bigint, Map<number, number>>
   /** Orders placed by the batch, as the batch leaves them. */
   newOrders: Order[]
   /** Existing orders the batch changed, as it leaves them. */
@@ -68,20 +87,67 @@ export function batchReads(batch: StockWrite[]) {
   const orderIds = new Set<bigint>()
   const reservationIds = new Set<bigint>()
   const claims: { keyId: number; key: string }[] = []
+  /** Locations named, the default one excepted, and the pets whose levels there the batch reads or writes. */
+  const locationIds = new Set<number>()
+  const levelPets = new Set<bigint>()
+  /** Pets an order or a hold line takes units of where the allocation rule chooses: their levels are read when stocked elsewhere. */
+  const allocatedPets = new Set<bigint>()
+  const at = (petId: bigint, locationId: number | undefined) => {
+    if (locationId === undefined || locationId === DEFAULT_LOCATION_ID) return
+    locationIds.add(locationId)
+    levelPets.add(petId)
+  }
   let placesHold = false
   for (const w of batch) {
     if (w.kind === 'transition') orderIds.add(w.orderId)
-    else if (w.kind === 'changes') for (const c of w.changes) petIds.add(c.petId)
+    else if (w.kind === 'changes')
+      for (const c of w.changes) {
+        petIds.add(c.petId)
+        if (isTransfer(c)) {
+          at(c.petId, c.fromLocationId)
+          at(c.petId, c.toLocationId)
+        } else at(c.petId, c.locationId)
+      }
     else if (w.kind === 'hold') {
       placesHold = true
-      for (const line of w.lines) petIds.add(line.petId)
+      for (const line of w.lines) {
+        petIds.add(line.petId)
+        if (line.locationId === undefined) allocatedPets.add(line.petId)
+        else at(line.petId, line.locationId)
+      }
     } else if (w.kind === 'reservation') reservationIds.add(w.reservationId)
     else if (w.kind === 'expire') for (const id of w.reservationIds) reservationIds.add(id)
-    else petIds.add(w.petId)
+    else {
+      petIds.add(w.petId)
+      if (w.kind === 'place' && w.locationId === undefined) allocatedPets.add(w.petId)
+      else at(w.petId, w.locationId)
+    }
     if ((w.kind === 'place' || w.kind === 'changes' || w.kind === 'hold') && w.idempotency && w.actor.keyId !== null)
       claims.push({ keyId: w.actor.keyId, key: w.idempotency.key })
   }
-  return { petIds, orderIds, reservationIds, claims, placesHold }
+  return { petIds, orderIds, reservationIds, claims, placesHold, locationIds, levelPets, allocatedPets }
+}
+
+export type BatchReads = ReturnType<typeof batchReads>
+
+/**
+ * What a batch reads of the locations once its orders, holds and entries are read: the pets whose
+ * levels it reads (those it names a location for, those it allocates that have stock elsewhere, those
+ * of the orders and hold lines it may give units back to that took them elsewhere) and the locations
+ * whose active flag it reads. A store with one location reads none.
+ */
+export function locationReads(reads: BatchReads, state: BatchState): { levelPets: Set<bigint>; locationIds: Set<number> } {
+  const levelPets = new Set(reads.levelPets)
+  const locationIds = new Set(reads.locationIds)
+  for (const petId of reads.allocatedPets) if ((state.elsewhere?.get(petId) ?? 0) > 0) levelPets.add(petId)
+  const taken = (petId: bigint, allocations: Allocation[] | undefined) => {
+    if (allAtDefault(allocations)) return
+    levelPets.add(petId)
+    for (const a of allocations!) if (a.locationId !== DEFAULT_LOCATION_ID) locationIds.add(a.locationId)
+  }
+  for (const order of state.orders.values()) taken(order.petId, order.allocations)
+  for (const r of state.reservations?.values() ?? []) for (const line of r.lines) taken(line.petId, line.allocations)
+  return { levelPets, locationIds }
 }
 
 /** About how many ledger rows a write may add: what a group commit's size is bounded by. */
@@ -101,13 +167,16 @@ export function rowsOf(w: StockWrite): number {
 /** Whether a batch writes holds: on PostgreSQL such a batch is planned under the lock (src/storage/postgres/stock.ts). */
 export const touchesHolds = (batch: StockWrite[]) => batch.some((w) => w.kind === 'hold' || w.kind === 'reservation' || w.kind === 'expire')
 
+/** Whether a batch names a location other than the default one: on PostgreSQL such a batch is planned under the lock. */
+export const namesLocations = (reads: BatchReads) => reads.locationIds.size > 0
+
 /** Each of the hold's lines' pets, added to `petIds` (a batch's entries to read). */
 export function addHoldPets(reservation: Reservation, petIds: Set<bigint>) {
   for (const line of reservation.lines) petIds.add(line.petId)
 }
 
-/** A change's resulting quantity for an entry holding `found`, or why it cannot apply. */
-export function changedQuantity(change: StockChange, found: number): number | ChangeRefusal {
+/** A set's or a delta's resulting quantity where `found` is held, or why it cannot apply. */
+export function changedQuantity(change: Exclude<StockChange, { fromLocationId: number }>, found: number): number | ChangeRefusal {
   if ('delta' in change) {
     const quantity = found + change.delta
     if (quantity < 0) return { refused: 'insufficient_stock', found, delta: change.delta }
@@ -119,18 +188,33 @@ export function changedQuantity(change: StockChange, found: number): number | Ch
   return change.quantity
 }
 
+/** A level's key in a batch's tentative state: pet and location. */
+const levelKey = (petId: bigint, locationId: number) => `${petId}@${locationId}`
+
 /**
  * Applies a batch of stock writes, in order, to the state read under the write lock: the one place
- * where the store's rules hold (no quantity below zero or above the bound, a compare quantity, the
- * order transitions, an Idempotency-Key answers as it first did), for both backends. Pure: the
- * backend reads the state, then writes the plan in the same transaction. A write that is refused
- * (404, 409, 412) changes nothing and never affects its neighbours; each applied write gets its own
- * ledger row, in order (a write of several changes, a row each, contiguous).
+ * where the store's rules hold (no quantity below zero or above the bound at any location nor in
+ * all, a compare quantity, the order transitions, an Idempotency-Key answers as it first did, the
+ * allocation rule), for both backends. Pure: the backend reads the state, then writes the plan in
+ * the same transaction. A write that is refused (404, 409, 412) changes nothing and never affects
+ * its neighbours; each applied write gets its own ledger rows, in order (a write of several
+ * changes, a row each, contiguous; a transfer, a row at each location; an order taken from two
+ * locations, a row at each).
+ *
+ * An entry's quantity is its stock at every location; `elsewhere` is the part of it at the
+ * locations other than the default one, whose levels are in `levels`: the default location's stock
+ * is the entry's quantity less that. A store with one location has nothing elsewhere and writes what
+ * it wrote before locations existed.
  */
 export function planBatch(batch: StockWrite[], state: BatchState, at: string): BatchPlan {
   const entries = new Map(state.entries)
   const orders = new Map(state.orders)
   const reservations = new Map(state.reservations ?? [])
+  const elsewhere = new Map(state.elsewhere ?? [])
+  const levels = new Map([...(state.levels ?? [])].map(([petId, own]) => [petId, new Map(own)]))
+  const locations = state.locations ?? new Map<number, boolean>()
+  const changedElsewhere = new Map<bigint, number>()
+  const changedLevels = new Map<bigint, Map<number, number>>()
   const placedHolds = new Set<bigint>()
   const changedHolds = new Set<bigint>()
   const placedIds = new Set<bigint>()
@@ -142,63 +226,196 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
   let { lastChange, lastOrder } = state
   let lastReservation = state.lastReservation ?? 0n
 
-  const change = (
-    entry: InventoryItem,
-    quantity: number,
-    reason: InventoryChange['reason'],
-    orderId: bigint | null,
-    actor: Actor,
-    note: string | null = null,
-    batchId: string | null = null,
-    reservationId: bigint | null = null,
-  ) => {
-    const row: InventoryChange = {
+  const elsewhereOf = (petId: bigint) => elsewhere.get(petId) ?? 0
+  /** The pet's levels at the other locations; read by the backend for every pet whose levels the batch needs (locationReads). */
+  const levelsOf = (petId: bigint): Map<number, number> => {
+    const own = levels.get(petId)
+    if (own) return own
+    if (elsewhereOf(petId) !== 0) throw new Error(`The levels of pet ${petId} were not read`)
+    const none = new Map<number, number>()
+    levels.set(petId, none)
+    return none
+  }
+  /** The entry's stock at one location. */
+  const levelAt = (entry: InventoryItem, locationId: number) =>
+    locationId === DEFAULT_LOCATION_ID ? entry.quantity - elsewhereOf(entry.petId) : (levelsOf(entry.petId).get(locationId) ?? 0)
+  /** Every location where the entry has stock, the default one included. */
+  const stockOf = (entry: InventoryItem): Map<number, number> => {
+    const all = new Map(levelsOf(entry.petId))
+    all.set(DEFAULT_LOCATION_ID, levelAt(entry, DEFAULT_LOCATION_ID))
+    return all
+  }
+
+  /** Whether a location is not there or not active (the default one always is). */
+  const refusedAt = (locationId: number | undefined): LocationRefusal | undefined => {
+    if (locationId === undefined || locationId === DEFAULT_LOCATION_ID) return undefined
+    const active = locations.get(locationId)
+    if (active === undefined) return { refused: 'location_not_found', locationId }
+    return active ? undefined : { refused: 'location_inactive', locationId }
+  }
+  /** The first of `ids`' locations refused, and at which index of them. */
+  const firstRefused = (ids: (number | undefined)[][]): { index: number; refusal: LocationRefusal } | undefined => {
+    for (const [index, named] of ids.entries())
+      for (const locationId of named) {
+        const refusal = refusedAt(locationId)
+        if (refusal) return { index, refusal }
+      }
+    return undefined
+  }
+  /** Where units taken from a location come back to: there, unless it was deactivated since (then the default location). */
+  const backTo = (locationId: number) => (locations.get(locationId) === true ? locationId : DEFAULT_LOCATION_ID)
+
+  interface RowOf {
+    reason: InventoryChange['reason']
+    orderId?: bigint | null | undefined
+    actor: Actor
+    note?: string | null | undefined
+    batchId?: string | null | undefined
+    reservationId?: bigint | undefined
+    transferId?: string | undefined
+  }
+
+  /** Sets the entry's stock at one location to `level`, with its ledger row; the entry's quantity moves by as much. */
+  const move = (petId: bigint, locationId: number, level: number, row: RowOf) => {
+    const entry = entries.get(petId)!
+    const previous = levelAt(entry, locationId)
+    const quantity = entry.quantity + level - previous
+    if (locationId !== DEFAULT_LOCATION_ID) {
+      levelsOf(petId).set(locationId, level)
+      const changed = changedLevels.get(petId) ?? new Map<number, number>()
+      changed.set(locationId, level)
+      changedLevels.set(petId, changed)
+      const other = elsewhereOf(petId) + level - previous
+      elsewhere.set(petId, other)
+      changedElsewhere.set(petId, other)
+    }
+    const logged: InventoryChange = {
       seq: ++lastChange,
-      petId: entry.petId,
-      previousQuantity: entry.quantity,
-      quantity,
-      reason,
-      note,
-      orderId,
-      batchId,
-      keyId: actor.keyId,
-      requestId: actor.requestId,
+      petId,
+      previousQuantity: previous,
+      quantity: level,
+      reason: row.reason,
+      note: row.note ?? null,
+      orderId: row.orderId ?? null,
+      batchId: row.batchId ?? null,
+      keyId: row.actor.keyId,
+      requestId: row.actor.requestId,
       at,
     }
-    if (reservationId !== null) row.reservationId = reservationId
-    if (actor.traceContext !== undefined) row.traceContext = actor.traceContext
-    changes.push(row)
-    entries.set(entry.petId, { ...entry, quantity })
-    quantities.set(entry.petId, quantity)
+    if (row.reservationId !== undefined) logged.reservationId = row.reservationId
+    if (locationId !== DEFAULT_LOCATION_ID) logged.locationId = locationId
+    if (row.transferId !== undefined) logged.transferId = row.transferId
+    if (row.actor.traceContext !== undefined) logged.traceContext = row.actor.traceContext
+    changes.push(logged)
+    entries.set(petId, { ...entry, quantity })
+    quantities.set(petId, quantity)
+  }
+
+  /** Units of one pet taken: from `locationId` only, or where the allocation rule chooses; or what there is, when short. */
+  const take = (entry: InventoryItem, quantity: number, locationId: number | undefined): Allocation[] | { available: number } => {
+    if (locationId !== undefined) {
+      const level = levelAt(entry, locationId)
+      return level < quantity ? { available: level } : [{ locationId, quantity }]
+    }
+    if (entry.quantity < quantity) return { available: entry.quantity }
+    if (elsewhereOf(entry.petId) === 0) return [{ locationId: DEFAULT_LOCATION_ID, quantity }]
+    return allocate(quantity, stockOf(entry)) ?? { available: entry.quantity }
+  }
+  const takeRows = (petId: bigint, allocations: Allocation[], row: RowOf) => {
+    for (const a of allocations) move(petId, a.locationId, levelAt(entries.get(petId)!, a.locationId) - a.quantity, row)
+  }
+  const shown = (allocations: Allocation[]) => (allAtDefault(allocations) ? undefined : allocations)
+  const takenFrom = (quantity: number, allocations: Allocation[] | undefined): Allocation[] =>
+    allocations ?? [{ locationId: DEFAULT_LOCATION_ID, quantity }]
+
+  /**
+   * Units given back where they were taken from (a cancellation, a release, an expiry), a row a
+   * location; or the first pet whose stock would pass the bound, and nothing given back.
+   */
+  const giveBack = (
+    lines: { petId: bigint; quantity: number; allocations?: Allocation[] | undefined }[],
+    row: RowOf,
+  ): { petId: bigint; stock: number } | undefined => {
+    const adding = new Map<bigint, number>()
+    for (const line of lines) {
+      const entry = entries.get(line.petId)
+      // Entries are never deleted, so each line's is there.
+      if (!entry) continue
+      const total = (adding.get(line.petId) ?? entry.quantity) + line.quantity
+      if (total > MAX_QUANTITY) return { petId: line.petId, stock: entry.quantity }
+      adding.set(line.petId, total)
+    }
+    for (const line of lines) {
+      if (!entries.has(line.petId)) continue
+      for (const a of takenFrom(line.quantity, line.allocations)) {
+        const to = backTo(a.locationId)
+        move(line.petId, to, levelAt(entries.get(line.petId)!, to) + a.quantity, row)
+      }
+    }
+    return undefined
   }
 
   const place = (w: Extract<StockWrite, { kind: 'place' }>): Placement => {
     const entry = entries.get(w.petId)
     if (!entry) return { outcome: 'not_found' }
-    if (entry.quantity < w.quantity) return { outcome: 'insufficient_stock', available: entry.quantity }
+    const taken = take(entry, w.quantity, w.locationId)
+    if (!Array.isArray(taken)) return { outcome: 'insufficient_stock', available: taken.available }
     const order: Order = { id: ++lastOrder, petId: w.petId, quantity: w.quantity, status: 'placed', placedAt: at, updatedAt: at }
+    const allocations = shown(taken)
+    if (allocations) order.allocations = allocations
     orders.set(order.id, order)
     placedIds.add(order.id)
-    change(entry, entry.quantity - w.quantity, 'order', order.id, w.actor)
+    takeRows(w.petId, taken, { reason: 'order', orderId: order.id, actor: w.actor })
     return { outcome: 'placed', order }
   }
 
   /** Changes all or nothing: each is checked against what the ones before it left, then all are applied. */
   const applyChanges = (w: Extract<StockWrite, { kind: 'changes' }>): ChangesAnswer => {
-    const checked = new Map<bigint, InventoryItem>()
-    const quantities: number[] = []
+    // What the changes checked so far leave: each level and each entry's quantity.
+    const tentative = new Map<string, number>()
+    const totals = new Map<bigint, number>()
+    const levelNow = (entry: InventoryItem, locationId: number) =>
+      tentative.get(levelKey(entry.petId, locationId)) ?? levelAt(entry, locationId)
+    const levelsSet: [number, number][][] = []
     for (const [index, c] of w.changes.entries()) {
-      const entry = checked.get(c.petId) ?? entries.get(c.petId)
+      const entry = entries.get(c.petId)
       if (!entry) return { outcome: 'refused', index, refusal: { refused: 'not_found' } }
-      const quantity = changedQuantity(c, entry.quantity)
+      const total = totals.get(c.petId) ?? entry.quantity
+      if (isTransfer(c)) {
+        const from = levelNow(entry, c.fromLocationId)
+        if (from < c.quantity)
+          return { outcome: 'refused', index, refusal: { refused: 'insufficient_stock', found: from, delta: -c.quantity } }
+        const to = levelNow(entry, c.toLocationId) + c.quantity
+        tentative.set(levelKey(c.petId, c.fromLocationId), from - c.quantity)
+        tentative.set(levelKey(c.petId, c.toLocationId), to)
+        levelsSet.push([
+          [c.fromLocationId, from - c.quantity],
+          [c.toLocationId, to],
+        ])
+        continue
+      }
+      const locationId = c.locationId ?? DEFAULT_LOCATION_ID
+      const found = levelNow(entry, locationId)
+      const quantity = changedQuantity(c, found)
       if (typeof quantity !== 'number') return { outcome: 'refused', index, refusal: quantity }
-      checked.set(c.petId, { ...entry, quantity })
-      quantities.push(quantity)
+      if (total - found + quantity > MAX_QUANTITY)
+        return { outcome: 'refused', index, refusal: { refused: 'stock_overflow', found, delta: quantity - found } }
+      tentative.set(levelKey(c.petId, locationId), quantity)
+      totals.set(c.petId, total - found + quantity)
+      levelsSet.push([[locationId, quantity]])
     }
-    const applied = w.changes.map((c, i) => {
-      const reason = c.reason ?? 'adjustment'
-      change(entries.get(c.petId)!, quantities[i]!, reason, null, w.actor, c.note ?? null, w.batchId)
-      return entries.get(c.petId)!
+    const applied = w.changes.map((c, i): ChangedEntry => {
+      const row: RowOf = { reason: 'adjustment', actor: w.actor, note: c.note, batchId: w.batchId }
+      if (isTransfer(c)) {
+        row.reason = 'transfer'
+        row.transferId = c.transferId
+      } else row.reason = c.reason ?? 'adjustment'
+      for (const [locationId, level] of levelsSet[i]!) move(c.petId, locationId, level, row)
+      const entry = entries.get(c.petId)!
+      const shownAt = isTransfer(c) ? c.toLocationId : c.locationId
+      return shownAt === undefined
+        ? entry
+        : { petId: c.petId, locationId: shownAt, quantity: levelAt(entry, shownAt), status: entry.status }
     })
     return { outcome: 'applied', batchId: w.batchId, entries: applied }
   }
@@ -206,21 +423,26 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
   /** A hold placed: every line covered, or nothing taken (the first unknown pet, else every short line). */
   const hold = (w: Extract<StockWrite, { kind: 'hold' }>): HoldAnswer => {
     const short: ShortLine[] = []
+    const taken: Allocation[][] = []
     for (const [index, line] of w.lines.entries()) {
       const entry = entries.get(line.petId)
       if (!entry) return { outcome: 'unheld', refusal: { refused: 'not_found', index, petId: line.petId } }
-      if (entry.quantity < line.quantity) short.push({ index, petId: line.petId, available: entry.quantity, requested: line.quantity })
+      const got = take(entry, line.quantity, line.locationId)
+      if (Array.isArray(got)) taken.push(got)
+      else short.push({ index, petId: line.petId, available: got.available, requested: line.quantity })
     }
     if (short.length > 0) return { outcome: 'unheld', refusal: { refused: 'insufficient_stock', short } }
     const id = ++lastReservation
-    for (const line of w.lines) {
-      const entry = entries.get(line.petId)!
-      change(entry, entry.quantity - line.quantity, 'reservation', null, w.actor, null, null, id)
-    }
+    for (const [i, line] of w.lines.entries()) takeRows(line.petId, taken[i]!, { reason: 'reservation', actor: w.actor, reservationId: id })
     const reservation: Reservation = {
       id,
       status: 'active',
-      lines: w.lines.map((l) => ({ petId: l.petId, quantity: l.quantity, orderId: null })),
+      lines: w.lines.map((l, i) => {
+        const allocations = shown(taken[i]!)
+        return allocations
+          ? { petId: l.petId, quantity: l.quantity, orderId: null, allocations }
+          : { petId: l.petId, quantity: l.quantity, orderId: null }
+      }),
       expiresAt: w.expiresAt,
       reference: w.reference,
       createdAt: at,
@@ -238,23 +460,6 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
     return next
   }
 
-  /**
-   * A hold's units given back (release, expiry), one row a line; or the first line whose return
-   * would take its pet past the bound, and nothing given back.
-   */
-  const giveBack = (r: Reservation, reason: 'release' | 'expiry', actor: Actor): { petId: bigint; stock: number } | undefined => {
-    for (const line of r.lines) {
-      const entry = entries.get(line.petId)
-      if (entry && entry.quantity + line.quantity > MAX_QUANTITY) return { petId: line.petId, stock: entry.quantity }
-    }
-    for (const line of r.lines) {
-      const entry = entries.get(line.petId)
-      // Entries are never deleted, so each line's is there.
-      if (entry) change(entry, entry.quantity + line.quantity, reason, null, actor, null, null, r.id)
-    }
-    return undefined
-  }
-
   const isDue = (r: Reservation) => r.status === 'active' && r.expiresAt <= at
 
   /** A client's release, confirm or extend of a hold: only while it is active and not due. */
@@ -263,7 +468,7 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
     if (!r) return 'not_found'
     if (isDue(r)) {
       // Its time has come: it expires now, in this write, as the sweep would have made it.
-      if (giveBack(r, 'expiry', w.actor) === undefined) ended(r, 'expired')
+      if (giveBack(r.lines, { reason: 'expiry', actor: w.actor, reservationId: r.id }) === undefined) ended(r, 'expired')
       return { refused: 'reservation_expired' }
     }
     if (r.status !== 'active') return { refused: `reservation_${r.status}` }
@@ -271,12 +476,12 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
       case 'extend':
         return { reservation: ended(r, 'active', { expiresAt: w.expiresAt! }), orders: [] }
       case 'release': {
-        const overflow = giveBack(r, 'release', w.actor)
+        const overflow = giveBack(r.lines, { reason: 'release', actor: w.actor, reservationId: r.id })
         if (overflow) return { refused: 'stock_overflow', ...overflow }
         return { reservation: ended(r, 'released'), orders: [] }
       }
       case 'confirm': {
-        // The units were taken when the hold was placed: each order's row moves nothing, and names both.
+        // The units were taken when the hold was placed: each order's rows move nothing, and name both.
         const placed = r.lines.map((line) => {
           const order: Order = {
             id: ++lastOrder,
@@ -286,10 +491,15 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
             placedAt: at,
             updatedAt: at,
           }
+          if (line.allocations) order.allocations = line.allocations
           orders.set(order.id, order)
           placedIds.add(order.id)
           const entry = entries.get(line.petId)
-          if (entry) change(entry, entry.quantity, 'order', order.id, w.actor, null, null, r.id)
+          if (entry)
+            for (const a of takenFrom(line.quantity, line.allocations)) {
+              const level = levelAt(entries.get(line.petId)!, a.locationId)
+              move(line.petId, a.locationId, level, { reason: 'order', orderId: order.id, actor: w.actor, reservationId: r.id })
+            }
           return order
         })
         const lines = r.lines.map((line, i) => ({ ...line, orderId: placed[i]!.id }))
@@ -305,7 +515,7 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
     for (const id of w.reservationIds) {
       const r = reservations.get(id)
       if (!r || !isDue(r)) continue
-      if (giveBack(r, 'expiry', w.actor) !== undefined) result.overflowed.push(id)
+      if (giveBack(r.lines, { reason: 'expiry', actor: w.actor, reservationId: r.id }) !== undefined) result.overflowed.push(id)
       else {
         ended(r, 'expired')
         result.expired.push(id)
@@ -340,20 +550,35 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
   const results = batch.map((w): StockResult => {
     switch (w.kind) {
       case 'set': {
+        const refusal = refusedAt(w.locationId)
+        if (refusal) return refusal
         const entry = entries.get(w.petId)
         if (!entry) return 'not_found'
         if (w.precondition && !w.precondition(entry)) return 'precondition_failed'
-        const quantity = changedQuantity(w, entry.quantity)
+        const locationId = w.locationId ?? DEFAULT_LOCATION_ID
+        const found = levelAt(entry, locationId)
+        const quantity = changedQuantity(w, found)
         if (typeof quantity !== 'number') return quantity as Extract<ChangeRefusal, { refused: 'quantity_mismatch' }>
-        change(entry, quantity, w.reason ?? 'adjustment', null, w.actor, w.note ?? null)
+        if (entry.quantity - found + quantity > MAX_QUANTITY) return { refused: 'stock_overflow', found, delta: quantity - found }
+        move(w.petId, locationId, quantity, { reason: w.reason ?? 'adjustment', actor: w.actor, note: w.note })
         return entries.get(w.petId)!
       }
-      case 'changes':
+      // A location refused is bad input: answered before the Idempotency-Key is looked at, and not kept with it.
+      case 'changes': {
+        const refused = firstRefused(w.changes.map((c) => (isTransfer(c) ? [c.fromLocationId, c.toLocationId] : [c.locationId])))
+        if (refused) return { outcome: 'refused', ...refused, replayed: false }
         return claiming(w, () => applyChanges(w))
-      case 'place':
+      }
+      case 'place': {
+        const refusal = refusedAt(w.locationId)
+        if (refusal) return { outcome: 'location_refused', refusal, replayed: false }
         return claiming(w, () => place(w))
-      case 'hold':
+      }
+      case 'hold': {
+        const refused = firstRefused(w.lines.map((l) => [l.locationId]))
+        if (refused) return { outcome: 'unheld', refusal: { ...refused.refusal, index: refused.index }, replayed: false }
         return claiming(w, () => hold(w))
+      }
       case 'reservation':
         return act(w)
       case 'expire':
@@ -363,12 +588,9 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
         if (!order) return 'not_found'
         if (!ORDER_TRANSITIONS[order.status].includes(w.status)) return { refused: 'invalid_transition', from: order.status }
         if (w.status === 'cancelled') {
-          // The reserved quantity goes back to stock; entries are never deleted, so it is there.
-          const entry = entries.get(order.petId)
-          if (entry) {
-            if (entry.quantity + order.quantity > MAX_QUANTITY) return { refused: 'stock_overflow', stock: entry.quantity }
-            change(entry, entry.quantity + order.quantity, 'cancellation', order.id, w.actor)
-          }
+          // The reserved quantity goes back where it was taken from.
+          const overflow = giveBack([order], { reason: 'cancellation', orderId: order.id, actor: w.actor })
+          if (overflow) return { refused: 'stock_overflow', stock: overflow.stock }
         }
         const next = { ...order, status: w.status, updatedAt: at }
         orders.set(order.id, next)
@@ -383,6 +605,8 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
   return {
     results,
     quantities,
+    elsewhere: changedElsewhere,
+    levels: changedLevels,
     newOrders: [...placedIds].map((id) => orders.get(id)!),
     changedOrders: [...changedIds].map((id) => orders.get(id)!),
     newReservations: [...placedHolds].map((id) => reservations.get(id)!),

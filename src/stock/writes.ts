@@ -1,4 +1,4 @@
-import type { Actor, DeltaReason, InventoryItem, Order, OrderStatus, Reservation, SetReason } from '../domain.js'
+import type { Actor, DeltaReason, InventoryItem, Order, OrderStatus, Reservation, SetReason, StockLevel } from '../domain.js'
 
 /** Decides, inside a write's own transaction, whether the write may apply to the entry as it is. */
 export type Precondition = (current: InventoryItem) => boolean
@@ -11,9 +11,10 @@ export interface IdempotencyClaim {
 
 /**
  * One change of a quantity as a client states it: a set (a physical count, say), refused unless the
- * entry holds `expectedQuantity` when one is given, or a delta (stock received, damaged, sold
- * elsewhere), applied to whatever the entry holds. Its ledger row records the reason (adjustment
- * when absent) and the note (null when absent). A later issue adds the location it applies at.
+ * location holds `expectedQuantity` when one is given, or a delta (stock received, damaged, sold
+ * elsewhere), applied to whatever the location holds, at `locationId` (the default location when
+ * absent); or a transfer of units from one location to another. Its ledger row records the reason
+ * (adjustment when absent) and the note (null when absent).
  */
 export type StockChange =
   | {
@@ -22,8 +23,32 @@ export type StockChange =
       expectedQuantity?: number | undefined
       reason?: SetReason | undefined
       note?: string | null | undefined
+      locationId?: number | undefined
     }
-  | { petId: bigint; delta: number; reason?: DeltaReason | undefined; note?: string | null | undefined }
+  | { petId: bigint; delta: number; reason?: DeltaReason | undefined; note?: string | null | undefined; locationId?: number | undefined }
+  | Transfer
+
+/** Units of a pet moved from one location to another (two distinct ones): a ledger row at each, sharing `transferId`. */
+export interface Transfer {
+  petId: bigint
+  fromLocationId: number
+  toLocationId: number
+  quantity: number
+  /** Made by the service, one per transfer. */
+  transferId: string
+  note?: string | null | undefined
+}
+
+export const isTransfer = (change: StockChange): change is Transfer => 'fromLocationId' in change
+
+/**
+ * A location a write names that does not exist, or is inactive: the write changes nothing, and its
+ * answer is not kept with its Idempotency-Key (bad input, as a 400 is not).
+ */
+export interface LocationRefusal {
+  refused: 'location_not_found' | 'location_inactive'
+  locationId: number
+}
 
 /** Why a change could not apply; nothing of it (nor of its batch) was written. */
 export type ChangeRefusal =
@@ -32,15 +57,26 @@ export type ChangeRefusal =
   | { refused: 'quantity_mismatch'; found: number; expected: number }
   /** A delta would take the quantity below zero. */
   | { refused: 'insufficient_stock'; found: number; delta: number }
-  /** A delta would take the quantity past MAX_QUANTITY. */
+  /** A delta (or a set at a location) would take the pet's stock past MAX_QUANTITY. */
   | { refused: 'stock_overflow'; found: number; delta: number }
+  | LocationRefusal
+
+/** A transfer's destination as it left it, with its id and its source as it left it. */
+export type TransferredLevel = StockLevel & { transferId: string; from: { locationId: number; quantity: number } }
+
+/**
+ * An entry as a change left it: the pet's entry (its quantity the sum over every location) for a
+ * change at no named location; that location's stock for one that names it; a transfer's destination
+ * and source.
+ */
+export type ChangedEntry = InventoryItem | StockLevel | TransferredLevel
 
 /**
  * What changes applied together answer: every resulting entry, in the order of the changes (with
  * the batch's id, null for an adjustment alone), or the first change that could not apply.
  */
 export type ChangesAnswer =
-  | { outcome: 'applied'; batchId: string | null; entries: InventoryItem[] }
+  | { outcome: 'applied'; batchId: string | null; entries: ChangedEntry[] }
   | { outcome: 'refused'; index: number; refusal: ChangeRefusal }
 
 /**
@@ -59,6 +95,8 @@ export type StockWrite =
       reason?: SetReason | undefined
       note?: string | null | undefined
       precondition?: Precondition | undefined
+      /** The default location when absent. */
+      locationId?: number | undefined
       actor: Actor
     }
   | {
@@ -69,7 +107,15 @@ export type StockWrite =
       actor: Actor
       idempotency?: IdempotencyClaim | undefined
     }
-  | { kind: 'place'; petId: bigint; quantity: number; actor: Actor; idempotency?: IdempotencyClaim | undefined }
+  | {
+      kind: 'place'
+      petId: bigint
+      quantity: number
+      /** Taken from this location only; when absent, where the allocation rule chooses (src/stock/allocation.ts). */
+      locationId?: number | undefined
+      actor: Actor
+      idempotency?: IdempotencyClaim | undefined
+    }
   | { kind: 'transition'; orderId: bigint; status: OrderStatus; actor: Actor }
   | {
       kind: 'hold'
@@ -93,7 +139,13 @@ export type StockWrite =
   /** The expiry sweep's: each of these holds that is active and due gives its units back. */
   | { kind: 'expire'; reservationIds: bigint[]; actor: Actor }
 
-export type SetResult = InventoryItem | 'not_found' | 'precondition_failed' | Extract<ChangeRefusal, { refused: 'quantity_mismatch' }>
+/** A set's result: the pet's entry (its quantity the sum over every location), or why nothing was set. */
+export type SetResult =
+  | InventoryItem
+  | 'not_found'
+  | 'precondition_failed'
+  | Extract<ChangeRefusal, { refused: 'quantity_mismatch' | 'stock_overflow' }>
+  | LocationRefusal
 
 export type ChangesResult = (ChangesAnswer & { replayed: boolean }) | 'idempotency_key_reused'
 
@@ -102,6 +154,8 @@ export type Placement =
   | { outcome: 'placed'; order: Order }
   | { outcome: 'not_found' }
   | { outcome: 'insufficient_stock'; available: number }
+  /** Never kept with an Idempotency-Key: a retry once the location is there (or active) places the order. */
+  | { outcome: 'location_refused'; refusal: LocationRefusal }
 
 export type PlaceResult = (Placement & { replayed: boolean }) | 'idempotency_key_reused'
 
@@ -111,10 +165,11 @@ export type TransitionResult =
   | { refused: 'invalid_transition'; from: OrderStatus }
   | { refused: 'stock_overflow'; stock: number }
 
-/** Units of one pet a hold asks for. */
+/** Units of one pet a hold asks for: from `locationId` only, or where the allocation rule chooses when absent. */
 export interface HoldLine {
   petId: bigint
   quantity: number
+  locationId?: number | undefined
 }
 
 /** A line of a hold that its pet's entry cannot cover: where it is, and what the entry holds. */
@@ -126,7 +181,11 @@ export interface ShortLine {
 }
 
 /** Why a hold was not placed: the first line whose pet has no entry, or every line its entry cannot cover. */
-export type HoldRefusal = { refused: 'not_found'; index: number; petId: bigint } | { refused: 'insufficient_stock'; short: ShortLine[] }
+export type HoldRefusal =
+  | { refused: 'not_found'; index: number; petId: bigint }
+  | { refused: 'insufficient_stock'; short: ShortLine[] }
+  /** The first line naming a location that is not there or inactive; never kept with an Idempotency-Key. */
+  | (LocationRefusal & { index: number })
 
 /** What placing a hold answered; kept with its Idempotency-Key, so a replay answers the same. */
 export type HoldAnswer = { outcome: 'held'; reservation: Reservation } | { outcome: 'unheld'; refusal: HoldRefusal }

@@ -6,6 +6,7 @@ import type {
   InventoryChange,
   InventoryItem,
   LedgerJump,
+  Location,
   Order,
   OrderStatus,
   Pet,
@@ -14,6 +15,7 @@ import type {
   Reservation,
   ReservationStatus,
   Scope,
+  StockLevel,
   Webhook,
   WebhookTarget,
 } from '../domain.js'
@@ -250,6 +252,44 @@ export interface ReservationReads {
   dueReservations(now: string, limit: number): Promise<bigint[]>
 }
 
+/** What a location's update asks: a new name, active or not (each optional). */
+export interface LocationUpdate {
+  name?: string | undefined
+  active?: boolean | undefined
+}
+
+/** A location as an update left it, or why it left it alone. */
+export type LocationUpdateResult =
+  | Location
+  | 'not_found'
+  | 'name_taken'
+  /** The default location is never deactivated. */
+  | 'default_location'
+  /** Deactivating it while it holds stock: how much, and of how many pets. */
+  | { refused: 'not_empty'; units: number; pets: number }
+
+/**
+ * Locations (domain.ts Location) and the stock at each. Creating and updating one are writes of their
+ * own, serialised with the stock writes (PostgreSQL: under the inventory_version lock), so a location
+ * is never deactivated while a write puts stock there.
+ */
+export interface LocationStore {
+  /** Every location, by id. */
+  listLocations(): Promise<Location[]>
+  getLocation(id: number): Promise<Location | undefined>
+  /** Creates an active location, unless one has this name (case aside) or `max` exist already. */
+  createLocation(name: string, at: string, max: number): Promise<Location | 'name_taken' | 'limit_reached'>
+  updateLocation(id: number, update: LocationUpdate, at: string): Promise<LocationUpdateResult>
+  /**
+   * Up to `limit` pets' stock at one location, by petId as listInventory pages entries, in one
+   * statement: at the default location every entry (its quantity less its stock elsewhere), at
+   * another the pets stocked there.
+   */
+  listLocationStock(locationId: number, query: InventoryQuery): Promise<StockLevel[]>
+  /** One pet's stock at the default location and at each other active location it was stocked at, by location id; undefined when it has no entry. */
+  petStock(petId: bigint): Promise<StockLevel[] | undefined>
+}
+
 /** Whole files written at once, all or nothing. */
 export interface Imports {
   /**
@@ -327,6 +367,7 @@ export interface Storage
     WebhookStore,
     OrderReads,
     ReservationReads,
+    LocationStore,
     Imports,
     PetReads,
     DeprecatedCallStore,

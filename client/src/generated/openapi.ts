@@ -85,7 +85,7 @@ export interface paths {
         head?: never;
         /**
          * Set the stock quantity of one pet (experimental)
-         * @description Sets the stock quantity of one pet: new arrivals, returns, physical counts or manual adjustments. The status is left unchanged. The ledger row of the change (listInventoryChanges) records `reason` (`adjustment` when absent) and `note` (null when absent). With `expectedQuantity`, the quantity is set only if the entry holds that quantity (409 `quantity_mismatch` otherwise); to add or remove units without reading first, use adjustInventory. The 200 is sent only after the change is committed durably.
+         * @description Sets the stock quantity of one pet: new arrivals, returns, physical counts or manual adjustments. The status is left unchanged. The ledger row of the change (listInventoryChanges) records `reason` (`adjustment` when absent) and `note` (null when absent). With `expectedQuantity`, the quantity is set only if the entry holds that quantity (409 `quantity_mismatch` otherwise); to add or remove units without reading first, use adjustInventory. With several locations, the quantity set is the stock at `locationId` (the default location when absent), and the answer is the pet's entry, its quantity the sum over every location (If-Match and the ETag are the entry's). The 200 is sent only after the change is committed durably.
          *
          *     **Experimental:** the request shape may change before this endpoint becomes stable.
          */
@@ -125,11 +125,121 @@ export interface paths {
         put?: never;
         /**
          * Apply many changes at once, all or nothing (experimental)
-         * @description Applies 1 to 1,000 changes in order, in one transaction: each a set (`quantity`, optionally with `expectedQuantity`) or a delta, with its own `reason` and `note`; the same pet may appear more than once. Either every change is applied or none is: a change that cannot apply is answered 409 (or 404 for an unknown pet) with a message that starts with its place, `changes[17]: `, and says why. The ledger rows of a batch are contiguous in `seq` and carry its `batchId`, as the changes feed, the stream, webhooks and brokers show them. The body may be up to 2 MiB. The 200 is sent only after the batch is committed durably.
+         * @description Applies 1 to 1,000 changes in order, in one transaction: each a set (`quantity`, optionally with `expectedQuantity`) or a delta, with its own `reason` and `note`, at `locationId` (the default location when absent), or a transfer between two locations; the same pet may appear more than once. Either every change is applied or none is: a change that cannot apply is answered 409 (or 404 for an unknown pet) with a message that starts with its place, `changes[17]: `, and says why. The ledger rows of a batch are contiguous in `seq` and carry its `batchId`, as the changes feed, the stream, webhooks and brokers show them. The body may be up to 2 MiB. The 200 is sent only after the batch is committed durably.
          *
          *     **Experimental:** the request shape may change before this endpoint becomes stable.
          */
         post: operations["applyInventoryBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/locations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the locations
+         * @description Every location, active or not, by id: the default one (id 1) first. A store has at most 1,000.
+         */
+        get: operations["listLocations"];
+        put?: never;
+        /**
+         * Create a location
+         * @description A new place that holds stock, active and empty. Stock comes to it by transfers (transferInventory), or by sets and adjustments that name it. Other locations than the default one are for a store whose instances all run this release or a later one (docs/storage.md, "Upgrades").
+         */
+        post: operations["createLocation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/locations/{locationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a location
+         * @description One location: its name, and whether it is active.
+         */
+        get: operations["getLocation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Rename, deactivate or activate a location
+         * @description An inactive location takes no stock (a write naming it is 400 `location_inactive`) and is not listed for a pet; it can be deactivated only while it holds nothing (409 `location_not_empty` otherwise). Units of an order or a hold taken from it before, given back later, go to the default location. The default location is never deactivated (400).
+         */
+        patch: operations["updateLocation"];
+        trace?: never;
+    };
+    "/locations/{locationId}/inventory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the stock at one location
+         * @description One page of up to `limit` pets' stock at the location (default 100), by petId above `after`, from one snapshot, with a `Link` to the next page while more remain, as listInventory pages. At the default location every pet with an inventory entry is listed; at another, the pets stocked there (0 included).
+         */
+        get: operations["listLocationInventory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/inventory/{petId}/locations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the stock of one pet at each location
+         * @description The pet’s stock at the default location, then at each active location it was stocked at, by location id: their sum is the pet’s quantity (getInventoryItem).
+         */
+        get: operations["getInventoryLocations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/inventory/{petId}/transfers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move units of one pet between locations (experimental)
+         * @description Moves `quantity` units from one location to another in one transaction: the pet’s quantity in all is unchanged, the source never goes below 0 (409 `insufficient_stock`, nothing moves). Its two ledger rows (reason `transfer`, one at each location) share the answer’s `transferId`. A transfer may also be a change of a batch (applyInventoryBatch). The 200 is sent only after it is committed durably.
+         *
+         *     **Experimental:** the request shape may change before this endpoint becomes stable.
+         */
+        post: operations["transferInventory"];
         delete?: never;
         options?: never;
         head?: never;
@@ -500,7 +610,7 @@ export interface components {
             status: components["schemas"]["PetStatus"];
         };
         /**
-         * @description The new stock count, and why. Unknown fields are rejected.
+         * @description The new stock count, and why, at one location (the default one unless `locationId` names another): the answer is the pet’s entry, its quantity the sum over every location. Unknown fields are rejected.
          * @example {
          *       "quantity": 20,
          *       "reason": "arrival",
@@ -529,9 +639,14 @@ export interface components {
             reason?: "adjustment" | "arrival" | "return" | "count" | "damage" | "loss";
             /** @description Free text recorded on the ledger row as given, up to 500 characters (Unicode code points: an emoji outside the Basic Multilingual Plane counts as one). NUL (U+0000) and unpaired surrogates are refused. Omit it for no note. */
             note?: string;
+            /**
+             * @description Set the stock at this location; the default location (1) when absent. An unknown location is 404, an inactive one 400 `location_inactive`.
+             * @example 4
+             */
+            locationId?: number;
         };
         /**
-         * @description Units added to or removed from one entry, and why. Unknown fields are rejected.
+         * @description Units added to or removed from one entry (at one location), and why. Unknown fields are rejected.
          * @example {
          *       "delta": 12,
          *       "reason": "arrival",
@@ -554,8 +669,13 @@ export interface components {
             reason?: "adjustment" | "arrival" | "return" | "damage" | "loss";
             /** @description Free text recorded on the ledger row as given, up to 500 characters (Unicode code points: an emoji outside the Basic Multilingual Plane counts as one). NUL (U+0000) and unpaired surrogates are refused. Omit it for no note. */
             note?: string;
+            /**
+             * @description Add or remove the units at this location (the answer is then that location’s stock); the default location (1) when absent. An unknown location is 404, an inactive one 400 `location_inactive`.
+             * @example 4
+             */
+            locationId?: number;
         };
-        /** @description One change of a batch: exactly one of `quantity` (a set, optionally with `expectedQuantity`) and `delta`. Unknown fields are rejected. */
+        /** @description One change of a batch: exactly one of `quantity` (a set, optionally with `expectedQuantity`) and `delta`, at `locationId` or the default location; or a transfer (`fromLocationId`, `toLocationId` and `quantity`). Unknown fields are rejected. */
         InventoryBatchChange: {
             /**
              * Format: int64
@@ -577,6 +697,21 @@ export interface components {
             reason?: "adjustment" | "arrival" | "return" | "count" | "damage" | "loss";
             /** @description Free text recorded on the ledger row as given, up to 500 characters (Unicode code points: an emoji outside the Basic Multilingual Plane counts as one). NUL (U+0000) and unpaired surrogates are refused. Omit it for no note. */
             note?: string;
+            /**
+             * @description The location a set or a delta applies at (its entry in the answer is then that location’s stock); the default location (1) when absent. An unknown location is 404, an inactive one 400 `location_inactive`.
+             * @example 4
+             */
+            locationId?: number;
+            /**
+             * @description A transfer: `quantity` units leave this location for `toLocationId` (no `delta`, `reason` nor `locationId`).
+             * @example 4
+             */
+            fromLocationId?: number;
+            /**
+             * @description A transfer: where the units arrive, another location than `fromLocationId`.
+             * @example 4
+             */
+            toLocationId?: number;
         };
         /**
          * @description Changes applied all or nothing, in one transaction.
@@ -635,14 +770,14 @@ export interface components {
              * @description The batch's id, which each of its ledger rows carries (InventoryChange.batchId).
              */
             batchId: string;
-            /** @description The entry each change left, in the order of the changes (a pet named twice appears twice). */
-            entries: components["schemas"]["InventoryItem"][];
+            /** @description What each change left, in the order of the changes (a pet named twice appears twice): the pet’s entry for a change at no named location, that location’s stock (StockLevel) for one naming it, both locations for a transfer (TransferResult). */
+            entries: (components["schemas"]["InventoryItem"] | components["schemas"]["StockLevel"] | components["schemas"]["TransferResult"])[];
         };
         /**
-         * @description Why the quantity changed: `adjustment`, `arrival`, `return`, `count`, `damage` or `loss` (updateInventory, adjustInventory or applyInventoryBatch, as its `reason` said; `adjustment` by default), `import` (the operator's `petstore import inventory`), `order` (placeOrder took the stock, or confirmReservation turned held units into an order, moving none), `cancellation` (a cancelled order gave it back), `reservation` (createReservation held the units), `release` (releaseReservation gave them back), `expiry` (the hold expired and gave them back by itself).
+         * @description Why the quantity changed: `adjustment`, `arrival`, `return`, `count`, `damage` or `loss` (updateInventory, adjustInventory or applyInventoryBatch, as its `reason` said; `adjustment` by default), `import` (the operator's `petstore import inventory`), `order` (placeOrder took the stock, or confirmReservation turned held units into an order, moving none), `cancellation` (a cancelled order gave it back), `reservation` (createReservation held the units), `release` (releaseReservation gave them back), `expiry` (the hold expired and gave them back by itself), `transfer` (transferInventory, or a transfer in a batch: a row out of one location and one into another).
          * @enum {string}
          */
-        ChangeReason: "adjustment" | "arrival" | "return" | "count" | "damage" | "loss" | "import" | "order" | "cancellation" | "reservation" | "release" | "expiry";
+        ChangeReason: "adjustment" | "arrival" | "return" | "count" | "damage" | "loss" | "import" | "order" | "cancellation" | "reservation" | "release" | "expiry" | "transfer";
         /**
          * @description One row of the ledger: every change to a quantity has exactly one, written in the same transaction.
          * @example {
@@ -709,6 +844,16 @@ export interface components {
              * @description The hold the change is of: present only on the rows of reasons `reservation`, `release` and `expiry`, and on the `order` rows of a confirmed hold; absent on every other row. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              */
             reservationId?: bigint;
+            /**
+             * @description The location whose stock changed, when it is not the default one: then `previousQuantity` and `quantity` are that location’s. Absent at the default location, whose stock is the entry’s quantity while it is the only one holding any.
+             * @example 4
+             */
+            locationId?: number;
+            /**
+             * Format: uuid
+             * @description The transfer the row is half of (reason `transfer`): its other row, at the other location, has the same id.
+             */
+            transferId?: string;
         };
         /**
          * @description The status of an order. Transitions: placed → approved or cancelled; approved → delivered or cancelled; delivered and cancelled are final.
@@ -752,6 +897,15 @@ export interface components {
              * @description When the order last changed status (RFC 3339, UTC).
              */
             updatedAt: string;
+            /** @description Where the units were taken from, in the order taken: absent when all came from the default location. Cancelling, releasing or expiring gives each back there (to the default location when that one was deactivated since). */
+            allocations?: {
+                /**
+                 * @description A location's id (1 is the default location).
+                 * @example 4
+                 */
+                locationId: number;
+                quantity: number;
+            }[];
         };
         /**
          * @description The pet and how many units to reserve. Unknown fields are rejected.
@@ -769,6 +923,11 @@ export interface components {
             petId: bigint;
             /** @description Units of the pet, from 1 to 2147483647. */
             quantity: number;
+            /**
+             * @description Take the order's units from this location only; without it, the default location when it covers them, else the location with the most stock when that one does, else several (docs/api.md, "Locations"). An unknown location is 404, an inactive one 400 `location_inactive`.
+             * @example 4
+             */
+            locationId?: number;
         };
         /**
          * @description The status to move the order to.
@@ -796,6 +955,15 @@ export interface components {
             quantity: number;
             /** @description The order the line became when the hold was confirmed; null before. */
             orderId: bigint | null;
+            /** @description Where the units were taken from, in the order taken: absent when all came from the default location. Cancelling, releasing or expiring gives each back there (to the default location when that one was deactivated since). */
+            allocations?: {
+                /**
+                 * @description A location's id (1 is the default location).
+                 * @example 4
+                 */
+                locationId: number;
+                quantity: number;
+            }[];
         };
         /**
          * @description A hold of stock for a checkout: its units left each line's entry when it was placed (so the inventory shows what can still be sold) and stay out until it is confirmed (they become orders), released, or expires.
@@ -867,6 +1035,11 @@ export interface components {
                 petId: bigint;
                 /** @description Units of the pet, from 1 to 2147483647. */
                 quantity: number;
+                /**
+                 * @description Take the line's units from this location only; without it, the default location when it covers them, else the location with the most stock when that one does, else several (docs/api.md, "Locations"). An unknown location is 404, an inactive one 400 `location_inactive`.
+                 * @example 4
+                 */
+                locationId?: number;
             }[];
             /**
              * @description Seconds from now until the hold gives its units back by itself: 10 to 14400 (4 hours). Default 900 (15 minutes).
@@ -885,6 +1058,154 @@ export interface components {
         ReservationExtend: {
             /** @description Seconds from now until the hold gives its units back by itself: 10 to 14400 (4 hours). */
             expiresInSeconds: number;
+        };
+        /**
+         * @description A place that holds stock: a shop, a warehouse. A pet’s stock (InventoryItem.quantity) is the sum of its stock at every location.
+         * @example {
+         *       "id": 4,
+         *       "name": "Harbour Street",
+         *       "active": true,
+         *       "createdAt": "2026-12-06T09:00:00.000Z",
+         *       "updatedAt": "2026-12-06T09:00:00.000Z"
+         *     }
+         */
+        Location: {
+            /**
+             * Format: int64
+             * @description Identifier of the location; 1 is the default location, which every store has. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+             */
+            id: bigint;
+            /** @description 1 to 100 characters, not only spaces, no control characters; unique among locations, case aside. */
+            name: string;
+            /** @description An inactive location holds no stock and takes none; only an empty location can be deactivated. */
+            active: boolean;
+            /**
+             * Format: date-time
+             * @description When it was created (RFC 3339, UTC).
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When its name or state last changed (RFC 3339, UTC).
+             */
+            updatedAt: string;
+        };
+        /**
+         * @description A new location, active. Unknown fields are rejected.
+         * @example {
+         *       "name": "Harbour Street"
+         *     }
+         */
+        LocationCreate: {
+            /** @description 1 to 100 characters, not only spaces, no control characters; unique among locations, case aside. */
+            name: string;
+        };
+        /**
+         * @description A new name, a new state, or both. Unknown fields are rejected.
+         * @example {
+         *       "name": "Harbour Street (closed)",
+         *       "active": false
+         *     }
+         */
+        LocationUpdate: {
+            /** @description 1 to 100 characters, not only spaces, no control characters; unique among locations, case aside. */
+            name?: string;
+            /** @description false deactivates it (only while it holds nothing), true activates it again. */
+            active?: boolean;
+        };
+        /**
+         * @description The stock of one pet at one location.
+         * @example {
+         *       "petId": 9007199254740992,
+         *       "locationId": 4,
+         *       "quantity": 7,
+         *       "status": "available"
+         *     }
+         */
+        StockLevel: {
+            /**
+             * Format: int64
+             * @description Identifier of the pet (a signed 64-bit integer, exact over the whole range). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+             * @example 9007199254740992
+             */
+            petId: bigint;
+            /**
+             * @description A location's id (1 is the default location).
+             * @example 4
+             */
+            locationId: number;
+            /** @description Units of the pet at this location, from 0 to 2147483647. */
+            quantity: number;
+            status: components["schemas"]["PetStatus"];
+        };
+        /**
+         * @description Units of one pet moved from one location to another. Unknown fields are rejected.
+         * @example {
+         *       "fromLocationId": 1,
+         *       "toLocationId": 4,
+         *       "quantity": 6,
+         *       "note": "Weekly restock, van 2"
+         *     }
+         */
+        Transfer: {
+            /**
+             * @description Where the units leave. A location's id (1 is the default location).
+             * @example 4
+             */
+            fromLocationId: number;
+            /**
+             * @description Where they arrive: another location. A location's id (1 is the default location).
+             * @example 4
+             */
+            toLocationId: number;
+            /** @description Units moved, from 1 to 2147483647. */
+            quantity: number;
+            /** @description Free text recorded on the ledger row as given, up to 500 characters (Unicode code points: an emoji outside the Basic Multilingual Plane counts as one). NUL (U+0000) and unpaired surrogates are refused. Omit it for no note. */
+            note?: string;
+        };
+        /**
+         * @description A transfer committed: its destination’s stock, and its source’s.
+         * @example {
+         *       "petId": 9007199254740992,
+         *       "locationId": 4,
+         *       "quantity": 13,
+         *       "status": "available",
+         *       "transferId": "7d0b3c1e-2f4a-4b6c-9e8d-1a2b3c4d5e6f",
+         *       "from": {
+         *         "locationId": 1,
+         *         "quantity": 30
+         *       }
+         *     }
+         */
+        TransferResult: {
+            /**
+             * Format: int64
+             * @description Identifier of the pet (a signed 64-bit integer, exact over the whole range). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+             * @example 9007199254740992
+             */
+            petId: bigint;
+            /**
+             * @description The destination.
+             * @example 4
+             */
+            locationId: number;
+            /** @description Units at the destination after the transfer. */
+            quantity: number;
+            status: components["schemas"]["PetStatus"];
+            /**
+             * Format: uuid
+             * @description The id both ledger rows of the transfer carry (InventoryChange.transferId).
+             */
+            transferId: string;
+            from: {
+                /**
+                 * @description The source.
+                 * @example 4
+                 */
+                locationId: number;
+                /** @description Units at the source after the transfer. */
+                quantity: number;
+            };
         };
         /**
          * @description A category of pets.
@@ -1187,10 +1508,10 @@ export interface components {
          */
         Error: {
             /**
-             * @description Machine-readable error code, stable across releases: `invalid_request` (400), `destination_refused` (400), `unauthorized` (401), `insufficient_scope` (403), `not_found` (404), `method_not_allowed` (405), `request_timeout` (408), `insufficient_stock` (409), `stock_overflow` (409), `quantity_mismatch` (409), `idempotency_key_reused` (409), `invalid_transition` (409), `reservation_expired` (409), `reservation_released` (409), `reservation_confirmed` (409), `key_name_taken` (409), `webhook_limit_reached` (409), `gone` (410), `cursor_expired` (410), `precondition_failed` (412), `payload_too_large` (413), `uri_too_long` (414), `unsupported_media_type` (415), `precondition_required` (428), `rate_limited` (429), `too_many_streams` (429), `headers_too_large` (431), `internal_error` (500), `service_unavailable` (503).
+             * @description Machine-readable error code, stable across releases: `invalid_request` (400), `destination_refused` (400), `location_inactive` (400), `unauthorized` (401), `insufficient_scope` (403), `not_found` (404), `method_not_allowed` (405), `request_timeout` (408), `insufficient_stock` (409), `stock_overflow` (409), `quantity_mismatch` (409), `idempotency_key_reused` (409), `invalid_transition` (409), `reservation_expired` (409), `reservation_released` (409), `reservation_confirmed` (409), `key_name_taken` (409), `webhook_limit_reached` (409), `location_name_taken` (409), `location_not_empty` (409), `location_limit_reached` (409), `gone` (410), `cursor_expired` (410), `precondition_failed` (412), `payload_too_large` (413), `uri_too_long` (414), `unsupported_media_type` (415), `precondition_required` (428), `rate_limited` (429), `too_many_streams` (429), `headers_too_large` (431), `internal_error` (500), `service_unavailable` (503).
              * @enum {string}
              */
-            code: "invalid_request" | "destination_refused" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "request_timeout" | "insufficient_stock" | "stock_overflow" | "quantity_mismatch" | "idempotency_key_reused" | "invalid_transition" | "reservation_expired" | "reservation_released" | "reservation_confirmed" | "key_name_taken" | "webhook_limit_reached" | "gone" | "cursor_expired" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "precondition_required" | "rate_limited" | "too_many_streams" | "headers_too_large" | "internal_error" | "service_unavailable";
+            code: "invalid_request" | "destination_refused" | "location_inactive" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "request_timeout" | "insufficient_stock" | "stock_overflow" | "quantity_mismatch" | "idempotency_key_reused" | "invalid_transition" | "reservation_expired" | "reservation_released" | "reservation_confirmed" | "key_name_taken" | "webhook_limit_reached" | "location_name_taken" | "location_not_empty" | "location_limit_reached" | "gone" | "cursor_expired" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "precondition_required" | "rate_limited" | "too_many_streams" | "headers_too_large" | "internal_error" | "service_unavailable";
             /** @description Human-readable description of the error. */
             message: string;
             /** @description The HTTP status code of the response. */
@@ -1266,7 +1587,7 @@ export interface operations {
                  */
                 petId?: bigint;
                 /** @description Only changes with this reason. */
-                reason?: "adjustment" | "arrival" | "return" | "count" | "damage" | "loss" | "import" | "order" | "cancellation" | "reservation" | "release" | "expiry";
+                reason?: "adjustment" | "arrival" | "return" | "count" | "damage" | "loss" | "import" | "order" | "cancellation" | "reservation" | "release" | "expiry" | "transfer";
             };
             header?: never;
             path?: never;
@@ -1905,7 +2226,7 @@ export interface operations {
             };
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
-            /** @description `quantity_mismatch`: the entry does not hold `expectedQuantity`; the message names what it holds (nothing changed). */
+            /** @description `quantity_mismatch`: the location does not hold `expectedQuantity`; the message names what it holds; `stock_overflow`: the pet’s quantity over every location would pass 2147483647 (nothing changed). */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -2043,7 +2364,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The entry as the adjustment left it, once committed durably. */
+            /** @description The entry as the adjustment left it (with `locationId`: that location’s stock, a StockLevel), once committed durably. */
             200: {
                 headers: {
                     /** @description Strong entity tag of the exact response bytes: equal on every instance and across restarts, and changed whenever the representation changes. */
@@ -2056,7 +2377,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InventoryItem"];
+                    "application/json": components["schemas"]["InventoryItem"] | components["schemas"]["StockLevel"];
                 };
             };
             /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
@@ -2235,6 +2556,408 @@ export interface operations {
                     "application/json": components["schemas"]["InventoryBatchResult"];
                 };
             };
+            /** @description The body is invalid (code `invalid_request`), or a change names an inactive location (`location_inactive`, its message starting with the change’s place); nothing was written. */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope this operation needs (code `insufficient_scope`); the request was not read and nothing changed. */
+            403: {
+                headers: {
+                    /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The requested resource could not be found. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description A change could not apply, and nothing of the batch was written; the message names it (`changes[17]: `): `insufficient_stock` (a delta or a transfer would take the quantity there below 0), `stock_overflow` (the pet’s quantity past 2147483647), `quantity_mismatch` (the entry does not hold `expectedQuantity`; the message names what it holds). `idempotency_key_reused`: the Idempotency-Key was used with another request. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the window resets and the request may be retried. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Unexpected failure; the body says nothing about internals. */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listLocations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The locations, by id. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Location"][];
+                };
+            };
+            /** @description The API key is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope this operation needs (code `insufficient_scope`); the request was not read and nothing changed. */
+            403: {
+                headers: {
+                    /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the window resets and the request may be retried. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Unexpected failure; the body says nothing about internals. */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createLocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LocationCreate"];
+            };
+        };
+        responses: {
+            /** @description The location. */
+            201: {
+                headers: {
+                    /** @description The location's URL, path-absolute: `/v1/locations/{id}`. */
+                    Location?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Location"];
+                };
+            };
+            /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope this operation needs (code `insufficient_scope`); the request was not read and nothing changed. */
+            403: {
+                headers: {
+                    /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description `location_name_taken`: another location has this name (case aside); `location_limit_reached`: there are 1,000 already. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the window resets and the request may be retried. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Unexpected failure; the body says nothing about internals. */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The location: a decimal integer. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 4
+                 */
+                locationId: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The location. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Location"];
+                };
+            };
             /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
             400: {
                 headers: {
@@ -2289,7 +3012,145 @@ export interface operations {
             };
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
-            /** @description A change could not apply, and nothing of the batch was written; the message names it (`changes[17]: `): `insufficient_stock` (a delta would take the quantity below 0), `stock_overflow` (past 2147483647), `quantity_mismatch` (the entry does not hold `expectedQuantity`; the message names what it holds). `idempotency_key_reused`: the Idempotency-Key was used with another request. */
+            /** @description A path parameter is longer than 8192 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the window resets and the request may be retried. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Unexpected failure; the body says nothing about internals. */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateLocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The location: a decimal integer. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 4
+                 */
+                locationId: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LocationUpdate"];
+            };
+        };
+        responses: {
+            /** @description The location as it is now. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Location"];
+                };
+            };
+            /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope this operation needs (code `insufficient_scope`); the request was not read and nothing changed. */
+            403: {
+                headers: {
+                    /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The requested resource could not be found. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description `location_not_empty`: it holds stock (the message says how much); `location_name_taken`: the name is another’s. */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -2306,6 +3167,478 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than 8192 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the window resets and the request may be retried. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Unexpected failure; the body says nothing about internals. */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listLocationInventory: {
+        parameters: {
+            query?: {
+                /** @description Page through the list: at most this many entries, from 1 to 1000. Without it, a request with `after` gets pages of 100; without either, the whole list. */
+                limit?: number;
+                /**
+                 * @description Page through the list: entries with a petId above this one (a canonical decimal int64, negative ones included). The next page continues after the last petId of this one. Without it, a paged request starts at the smallest petId. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 9007199254740992
+                 */
+                after?: bigint;
+                /** @description Only the entries with this status: the whole filtered list, or with `limit` or `after`, a page of it. */
+                status?: "available" | "pending" | "sold";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The location: a decimal integer. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 4
+                 */
+                locationId: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the stock there. */
+            200: {
+                headers: {
+                    /** @description Present when more items remain: `<…>; rel="next"` (RFC 8288), the URL of the next page, path-absolute, with the same filters and limit. Absent on the last page. */
+                    Link?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StockLevel"][];
+                };
+            };
+            /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope this operation needs (code `insufficient_scope`); the request was not read and nothing changed. */
+            403: {
+                headers: {
+                    /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The requested resource could not be found. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description A path parameter is longer than 8192 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the window resets and the request may be retried. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Unexpected failure; the body says nothing about internals. */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInventoryLocations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The pet: a decimal int64 in canonical form (no leading zeros, no exponent). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 9007199254740992
+                 */
+                petId: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pet’s stock, by location id. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StockLevel"][];
+                };
+            };
+            /** @description The request is invalid: a bad path or query parameter or header, or a body that is missing fields, has unknown fields or invalid values, or is not JSON. */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope this operation needs (code `insufficient_scope`); the request was not read and nothing changed. */
+            403: {
+                headers: {
+                    /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The requested resource could not be found. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description A path parameter is longer than 8192 characters. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rate limit is exceeded (see RateLimit-Policy); nothing was done. Retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the window resets and the request may be retried. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Unexpected failure; the body says nothing about internals. */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable or cannot take writes now (the message names the cause: its disk is full, it is read-only, its connection limit is reached, it ended the connection, it cancelled the statement), or the service is overloaded (too many requests in progress, or its event loop saturated). Nothing was done; retry later, after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying; sent when the service refused the request for load, or for the database. */
+                    "Retry-After"?: number;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    transferInventory: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: 1 to 255 printable ASCII characters (a UUID, say), scoped to the API key and kept at least 24 hours. A request with the same key and the same body gets the first answer again (status, body and headers, errors included) with `Idempotent-Replayed: true`, and moves nothing; the same key with another body is 409 `idempotency_key_reused`.
+                 * @example 5f0c6d1e-8a4b-4c2d-9e7f-1a2b3c4d5e6f
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /**
+                 * @description The pet: a decimal int64 in canonical form (no leading zeros, no exponent). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
+                 * @example 9007199254740992
+                 */
+                petId: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Transfer"];
+            };
+        };
+        responses: {
+            /** @description Both locations as the transfer left them, once committed durably. */
+            200: {
+                headers: {
+                    /** @description Sent when this is the answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransferResult"];
+                };
+            };
+            /** @description The body is invalid, or names the same location twice (code `invalid_request`); a location is inactive (code `location_inactive`). Nothing moved. */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description The challenge (RFC 6750 §3): `Bearer realm="petstore"`, with `error="invalid_token"` added when a key was sent but is not valid. */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope this operation needs (code `insufficient_scope`); the request was not read and nothing changed. */
+            403: {
+                headers: {
+                    /** @description Bearer error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1). */
+                    "WWW-Authenticate"?: string;
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The requested resource could not be found. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description `insufficient_stock`: the source holds fewer units (the message says how many); `idempotency_key_reused`: the Idempotency-Key was used with another request. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than 8192 characters. */
+            414: {
+                headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };

@@ -69,6 +69,7 @@ export const openApi = fp<OpenApiOptions>(
         servers: servers(config),
         tags: [
           { name: 'inventory', description: 'Stock levels per pet, and the ledger of their changes' },
+          { name: 'locations', description: 'Places that hold stock (shops, warehouses), the stock at each, and transfers between them' },
           { name: 'store', description: 'Orders, which reserve stock' },
           { name: 'pets', description: 'The pets themselves (the lookup by id is deprecated), and the report of its calls' },
           { name: 'keys', description: 'API keys and their scopes' },

@@ -13,7 +13,7 @@ import { intArray, textArray } from './array-literals.js'
 /** The columns a read of the ledger takes (with `trace_context` only when asked: ChangeQuery.traceContexts). */
 export const CHANGE_COLUMNS =
   'seq::text AS seq, pet_id::text AS pet_id, previous_quantity, quantity, reason, note, order_id::text AS order_id, batch_id, key_id, request_id, at, ' +
-  'reservation_id::text AS reservation_id'
+  'reservation_id::text AS reservation_id, location_id, transfer_id'
 
 export function postgresLedger(db: PostgresConnection): LedgerReads {
   return {
@@ -69,17 +69,25 @@ export function changeArrays(changes: InventoryChange[]): unknown[] {
   ]
 }
 
+/** The rows' hold ids, locations and transfer ids (the columns apply_stock_plan's plans never write), as three arrays. */
+export function placeArrays(changes: InventoryChange[]): string[] {
+  return [
+    intArray(changes.map((c) => c.reservationId)),
+    intArray(changes.map((c) => c.locationId)),
+    textArray(changes.map((c) => c.transferId)),
+  ]
+}
+
 /**
  * A stock batch's ledger rows, as the INSERT of one data-modifying CTE inside the batch's single
  * statement (stock.ts writes the whole plan in one round trip): its arrays (changeArrays) are the
- * parameters from `$first` on, `$at` is the batch's time, and `$reservations`, when given, the rows'
- * hold ids.
+ * parameters from `$first` on, `$at` is the batch's time, and the three from `$places` on the rows'
+ * hold ids, locations and transfer ids (placeArrays).
  */
-export function insertPlanChanges(first: number, at: number, reservations?: number): string {
+export function insertPlanChanges(first: number, at: number, places: number): string {
   const arrays = CHANGE_ARRAYS.map((type, i) => `$${first + i}::${type}[]`).join(', ')
-  const held = reservations === undefined ? '' : `, $${reservations}::bigint[]`
-  return `INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, order_id, key_id, request_id, note, trace_context, batch_id${reservations === undefined ? '' : ', reservation_id'}, at)
-         SELECT v.*, $${at} FROM unnest(${arrays}${held}) AS v`
+  return `INSERT INTO inventory_changes (seq, pet_id, previous_quantity, quantity, reason, order_id, key_id, request_id, note, trace_context, batch_id, reservation_id, location_id, transfer_id, at)
+         SELECT v.*, $${at} FROM unnest(${arrays}, $${places}::bigint[], $${places + 1}::integer[], $${places + 2}::text[]) AS v`
 }
 
 /**

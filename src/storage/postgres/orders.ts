@@ -3,8 +3,12 @@ import type { OrderQuery, OrderReads } from '../ports.js'
 import type { PostgresConnection } from './connection.js'
 import { type OrderRow, toOrder } from './rows.js'
 
+/** An order's allocations, for `FROM orders`: null when it has none (all taken from the default location). */
+export const ALLOCATIONS_JSON = `(SELECT json_agg(json_build_array(a.location_id, a.quantity) ORDER BY a.position)
+    FROM order_allocations AS a WHERE a.order_id = orders.id)`
+
 /** An order's columns as OrderRow reads them (stock.ts reads a batch's orders with them too). */
-export const ORDER_COLUMNS = 'id::text AS id, pet_id::text AS pet_id, quantity, status, placed_at, updated_at'
+export const ORDER_COLUMNS = `id::text AS id, pet_id::text AS pet_id, quantity, status, placed_at, updated_at, ${ALLOCATIONS_JSON} AS allocations`
 
 export function postgresOrders(db: PostgresConnection): OrderReads {
   return {

@@ -9,6 +9,7 @@ import { postgresKeys } from './keys.js'
 import { postgresLedger } from './ledger.js'
 import { postgresOrders } from './orders.js'
 import { postgresPets } from './pets.js'
+import { postgresLocations } from './locations.js'
 import { postgresReservations } from './reservations.js'
 import { postgresRetention } from './retention.js'
 import { postgresSignals } from './signals.js'
@@ -41,6 +42,7 @@ export const PostgresStorage = {
       ...postgresWebhooks(db),
       ...postgresOrders(db),
       ...postgresReservations(db),
+      ...postgresLocations(db),
       ...postgresImports(db),
       ...postgresPets(db),
       ...postgresDeprecatedCalls(db),

@@ -2,6 +2,7 @@ import type { Reservation, ReservationStatus } from '../../domain.js'
 import type { ReservationQuery, ReservationReads } from '../ports.js'
 import { intArray, textArray } from './array-literals.js'
 import type { PostgresConnection, Run } from './connection.js'
+import { toAllocations } from './rows.js'
 
 /*
  * Holds (migration 020), as SQLite's: a row of reservations each, its lines in reservation_lines.
@@ -16,24 +17,27 @@ interface ReservationRow {
   reference: string | null
   created_at: Date
   updated_at: Date
-  /** [petId, quantity, orderId] a line, in line order; ids as text (exact). */
-  lines: [string, number, string | null][]
+  /** [petId, quantity, orderId, allocations] a line, in line order; ids as text (exact). */
+  lines: [string, number, string | null, [number, number][] | null][]
 }
 
 /** A hold's columns with its lines aggregated, for `FROM reservations AS r`. */
 const RESERVATION_SELECT = `SELECT r.id::text AS id, r.status, r.expires_at, r.reference, r.created_at, r.updated_at,
-    (SELECT coalesce(json_agg(json_build_array(l.pet_id::text, l.quantity, l.order_id::text) ORDER BY l.line), '[]')
+    (SELECT coalesce(json_agg(json_build_array(l.pet_id::text, l.quantity, l.order_id::text,
+         (SELECT json_agg(json_build_array(a.location_id, a.quantity) ORDER BY a.position) FROM reservation_allocations AS a
+            WHERE a.reservation_id = l.reservation_id AND a.line = l.line)) ORDER BY l.line), '[]')
        FROM reservation_lines AS l WHERE l.reservation_id = r.id) AS lines
   FROM reservations AS r`
 
 const toReservation = (r: ReservationRow): Reservation => ({
   id: BigInt(r.id),
   status: r.status,
-  lines: r.lines.map(([petId, quantity, orderId]) => ({
-    petId: BigInt(petId),
-    quantity,
-    orderId: orderId === null ? null : BigInt(orderId),
-  })),
+  lines: r.lines.map(([petId, quantity, orderId, allocations]) => {
+    const line: Reservation['lines'][number] = { petId: BigInt(petId), quantity, orderId: orderId === null ? null : BigInt(orderId) }
+    const taken = toAllocations(allocations)
+    if (taken) line.allocations = taken
+    return line
+  }),
   expiresAt: r.expires_at.toISOString(),
   reference: r.reference,
   createdAt: r.created_at.toISOString(),
@@ -60,6 +64,9 @@ export async function writeReservations(run: Run, placed: Reservation[], changed
       `WITH held AS (
          INSERT INTO reservations (id, status, expires_at, reference, created_at, updated_at)
          SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::text[], $5::timestamptz[], $6::timestamptz[])
+       ), allocated AS (
+         INSERT INTO reservation_allocations (reservation_id, line, position, location_id, quantity)
+         SELECT * FROM unnest($12::bigint[], $13::integer[], $14::integer[], $15::integer[], $16::integer[])
        )
        INSERT INTO reservation_lines (reservation_id, line, pet_id, quantity, order_id)
        SELECT * FROM unnest($7::bigint[], $8::integer[], $9::bigint[], $10::integer[], $11::bigint[])`,
@@ -71,6 +78,7 @@ export async function writeReservations(run: Run, placed: Reservation[], changed
         textArray(placed.map((r) => r.createdAt)),
         textArray(placed.map((r) => r.updatedAt)),
         ...lineArrays(placed),
+        ...allocationArrays(placed),
       ],
     )
   }
@@ -105,6 +113,20 @@ function lineArrays(holds: Reservation[]): string[] {
     intArray(lines.map((l) => l.petId)),
     intArray(lines.map((l) => l.quantity)),
     intArray(lines.map((l) => l.orderId)),
+  ]
+}
+
+/** The allocations of `holds`' lines as one array per column of reservation_allocations. */
+function allocationArrays(holds: Reservation[]): string[] {
+  const rows = holds.flatMap((r) =>
+    r.lines.flatMap((line, i) => (line.allocations ?? []).map((a, position) => ({ reservationId: r.id, line: i, position, ...a }))),
+  )
+  return [
+    intArray(rows.map((a) => a.reservationId)),
+    intArray(rows.map((a) => a.line)),
+    intArray(rows.map((a) => a.position)),
+    intArray(rows.map((a) => a.locationId)),
+    intArray(rows.map((a) => a.quantity)),
   ]
 }
 

@@ -1,4 +1,13 @@
-import type { ChangeReason, DeprecatedCalls, InventoryChange, InventoryItem, Order, OrderStatus, PetStatus } from '../../domain.js'
+import type {
+  Allocation,
+  ChangeReason,
+  DeprecatedCalls,
+  InventoryChange,
+  InventoryItem,
+  Order,
+  OrderStatus,
+  PetStatus,
+} from '../../domain.js'
 import { answerOf, claimKey, type StoredAnswer, type StoredClaim } from '../../stock/claims.js'
 import { scopesOf } from '../key-scopes.js'
 import type { ApiKey } from '../ports.js'
@@ -24,6 +33,8 @@ export interface OrderRow {
   status: OrderStatus
   placed_at: Date
   updated_at: Date
+  /** [[locationId, quantity], ...]; null when all came from the default location. */
+  allocations?: [number, number][] | null
 }
 
 export interface ChangeRow {
@@ -39,6 +50,8 @@ export interface ChangeRow {
   request_id: string | null
   at: Date
   reservation_id: string | null
+  location_id: number | null
+  transfer_id: string | null
   /** Only when read (ChangeQuery.traceContexts). */
   trace_context?: string | null
 }
@@ -71,14 +84,23 @@ export interface DeprecatedCallsRow {
   last_call: Date
 }
 
-export const toOrder = (r: OrderRow): Order => ({
-  id: BigInt(r.id),
-  petId: BigInt(r.pet_id),
-  quantity: r.quantity,
-  status: r.status,
-  placedAt: r.placed_at.toISOString(),
-  updatedAt: r.updated_at.toISOString(),
-})
+/** Allocations as read in JSON ([[locationId, quantity], ...]); undefined for none. */
+export const toAllocations = (pairs: [number, number][] | null | undefined): Allocation[] | undefined =>
+  pairs == null ? undefined : pairs.map(([locationId, quantity]) => ({ locationId, quantity }))
+
+export const toOrder = (r: OrderRow): Order => {
+  const order: Order = {
+    id: BigInt(r.id),
+    petId: BigInt(r.pet_id),
+    quantity: r.quantity,
+    status: r.status,
+    placedAt: r.placed_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  }
+  const taken = toAllocations(r.allocations)
+  if (taken) order.allocations = taken
+  return order
+}
 
 export const toChange = (r: ChangeRow): InventoryChange => {
   const change: InventoryChange = {
@@ -95,6 +117,8 @@ export const toChange = (r: ChangeRow): InventoryChange => {
     at: r.at.toISOString(),
   }
   if (r.reservation_id !== null) change.reservationId = BigInt(r.reservation_id)
+  if (r.location_id !== null) change.locationId = r.location_id
+  if (r.transfer_id !== null) change.transferId = r.transfer_id
   if (r.trace_context != null) change.traceContext = r.trace_context
   return change
 }

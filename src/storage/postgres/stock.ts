@@ -1,13 +1,24 @@
 import type { Order, PetStatus } from '../../domain.js'
 import { claimKey, IDEMPOTENCY_TTL_MS, storedAnswer } from '../../stock/claims.js'
-import { addHoldPets, type BatchPlan, type BatchState, batchReads, planBatch, touchesHolds } from '../../stock/planner.js'
+import {
+  addHoldPets,
+  type BatchPlan,
+  type BatchReads,
+  type BatchState,
+  batchReads,
+  locationReads,
+  namesLocations,
+  planBatch,
+  touchesHolds,
+} from '../../stock/planner.js'
 import type { ChangeRefusal, StockChange, StockResult, StockWrite } from '../../stock/writes.js'
 import { GroupCommit } from '../group-commit.js'
 import { stockWritesThrough } from '../stock-writes.js'
 import type { StockWrites } from '../ports.js'
 import { lockInventory, type PostgresConnection, type Run, unavailable } from './connection.js'
-import { changeArrays, insertPlanChanges } from './ledger.js'
-import { ORDER_COLUMNS } from './orders.js'
+import { changeArrays, insertPlanChanges, placeArrays } from './ledger.js'
+import { readLevels, readLocationStates } from './locations.js'
+import { ALLOCATIONS_JSON, ORDER_COLUMNS } from './orders.js'
 import { lastReservationId, readReservations, writeReservations } from './reservations.js'
 import { type ClaimRow, type ItemRow, type OrderRow, toClaim, toItem, toOrder } from './rows.js'
 import { intArray, textArray } from './array-literals.js'
@@ -62,13 +73,13 @@ export function postgresStock(db: PostgresConnection): StockWrites & { drain(): 
  */
 async function commitStockWrites(db: PostgresConnection, batch: StockWrite[], deadline: number): Promise<StockResult[]> {
   const at = new Date()
-  const plain = batch.every((w) => w.kind === 'set' && !w.precondition && w.expectedQuantity === undefined)
+  const plain = batch.every((w) => w.kind === 'set' && !w.precondition && w.expectedQuantity === undefined && w.locationId === undefined)
   if (plain) {
     const sets = batch as Extract<StockWrite, { kind: 'set' }>[]
     const rows = await db.withConnection(deadline, (run) =>
-      run<{ write_ord: string; write_status: PetStatus }>(
-        `SELECT write_ord::text, write_status
-         FROM set_inventory_quantities($1::bigint[], $2::integer[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::text[], $8)`,
+      run<{ write_ord: string; write_quantity: string; write_status: PetStatus }>(
+        `SELECT write_ord::text, write_quantity::text, write_status
+         FROM set_default_quantities($1::bigint[], $2::integer[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::text[], $8)`,
         [
           sets.map((w) => String(w.petId)),
           sets.map((w) => w.quantity),
@@ -81,15 +92,18 @@ async function commitStockWrites(db: PostgresConnection, batch: StockWrite[], de
         ],
       ),
     )
-    const status = new Map(rows.map((r) => [Number(r.write_ord) - 1, r.write_status]))
-    return sets.map(({ petId, quantity }, i) => {
-      const s = status.get(i)
-      return s ? { petId, quantity, status: s } : 'not_found'
-    })
-  }
-  if (batch.every(plainDelta)) return adjustQuantities(db, batch as PlainDelta[], deadline, at)
-  // A batch that writes holds is planned under the lock at once: apply_stock_plan knows no holds.
-  if (!touchesHolds(batch)) {
+    // Ord 0: one of them would take its entry past the bound; nothing was written, and the general way refuses that one alone.
+    if (rows[0]?.write_ord !== '0') {
+      const written = new Map(rows.map((r) => [Number(r.write_ord) - 1, r]))
+      return sets.map(({ petId }, i) => {
+        const r = written.get(i)
+        return r ? { petId, quantity: Number(r.write_quantity), status: r.write_status } : 'not_found'
+      })
+    }
+  } else if (batch.every(plainDelta)) return adjustQuantities(db, batch as PlainDelta[], deadline, at)
+  // A batch that writes holds or names a location is planned under the lock at once: apply_stock_plan
+  // knows no holds, nor any location but the default one.
+  if (!touchesHolds(batch) && !namesLocations(batchReads(batch))) {
     const applied = await db.withConnection(deadline, (run) => applyUnlocked(run, batch, at))
     if (applied !== undefined) return applied
     db.observer?.stockReplanned()
@@ -101,6 +115,9 @@ async function commitStockWrites(db: PostgresConnection, batch: StockWrite[], de
       orders: new Map(),
       claims: new Map(),
       reservations: new Map(),
+      elsewhere: new Map(),
+      levels: new Map(),
+      locations: new Map(),
       ...(await lockInventory(run)),
     }
     if (reads.placesHold) state.lastReservation = await lastReservationId(run)
@@ -115,10 +132,18 @@ async function commitStockWrites(db: PostgresConnection, batch: StockWrite[], de
         reads.petIds.add(order.petId)
       }
     }
-    const entries = await run<ItemRow>('SELECT pet_id::text AS pet_id, quantity, status FROM inventory WHERE pet_id = ANY($1::bigint[])', [
-      [...reads.petIds].map(String),
-    ])
-    for (const item of entries.map(toItem)) state.entries.set(item.petId, item)
+    const entries = await run<ItemRow & { elsewhere: number }>(
+      'SELECT pet_id::text AS pet_id, quantity, status, elsewhere FROM inventory WHERE pet_id = ANY($1::bigint[])',
+      [[...reads.petIds].map(String)],
+    )
+    for (const row of entries) {
+      const item = toItem(row)
+      state.entries.set(item.petId, item)
+      if (row.elsewhere !== 0) state.elsewhere!.set(item.petId, row.elsewhere)
+    }
+    const { levelPets, locationIds } = locationReads(reads, state)
+    await readLevels(run, levelPets, state.levels!)
+    await readLocationStates(run, locationIds, state.locations!)
     if (reads.claims.length > 0) await readClaims(run, reads.claims, at, state)
     const plan = planBatch(batch, state, at.toISOString())
     await writeReservations(run, plan.newReservations, plan.changedReservations)
@@ -131,11 +156,17 @@ async function commitStockWrites(db: PostgresConnection, batch: StockWrite[], de
 type PlainDelta = Extract<StockWrite, { kind: 'changes' }> & { changes: [Extract<StockChange, { delta: number }>] }
 
 const plainDelta = (w: StockWrite): w is PlainDelta =>
-  w.kind === 'changes' && w.batchId === null && !w.idempotency && w.changes.length === 1 && 'delta' in w.changes[0]!
+  w.kind === 'changes' &&
+  w.batchId === null &&
+  !w.idempotency &&
+  w.changes.length === 1 &&
+  'delta' in w.changes[0]! &&
+  w.changes[0].locationId === undefined
 
 /**
- * A batch of plain adjustments in one call of adjust_inventory_quantities (migration 019), as plain
- * PATCHes go through set_inventory_quantities: one round trip, the planner's rules for deltas in SQL.
+ * A batch of plain adjustments (at the default location) in one call of adjust_default_quantities
+ * (migration 021), as plain PATCHes go through set_default_quantities: one round trip, the planner's
+ * rules for deltas in SQL.
  */
 async function adjustQuantities(db: PostgresConnection, batch: PlainDelta[], deadline: number, at: Date): Promise<StockResult[]> {
   const changes = batch.map((w) => w.changes[0])
@@ -147,7 +178,7 @@ async function adjustQuantities(db: PostgresConnection, batch: PlainDelta[], dea
       write_status: PetStatus | null
     }>(
       `SELECT write_outcome, write_found, write_quantity, write_status
-       FROM adjust_inventory_quantities($1::bigint[], $2::integer[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::text[], $8)
+       FROM adjust_default_quantities($1::bigint[], $2::integer[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::text[], $8)
        ORDER BY write_ord`,
       [
         changes.map((c) => String(c.petId)),
@@ -176,6 +207,9 @@ async function adjustQuantities(db: PostgresConnection, batch: PlainDelta[], dea
   })
 }
 
+/** Whether planning the batch needs stock levels (which only a plan under the lock reads). */
+const needsLevels = (reads: BatchReads, state: BatchState) => locationReads(reads, state).levelPets.size > 0
+
 /** A batch's state as read without the lock, and when each live claim it read was made (to check it was not replaced). */
 interface UnlockedRead {
   state: BatchState
@@ -191,17 +225,21 @@ async function applyUnlocked(run: Run, batch: StockWrite[], at: Date): Promise<S
   const reads = batchReads(batch)
   const since = new Date(at.getTime() - IDEMPOTENCY_TTL_MS)
   const { state, petIds, claimsMade } = await readUnlocked(run, reads, since)
+  // Levels to read (a pet allocated that has stock elsewhere, an order that took stock elsewhere):
+  // the plan is made under the lock, which reads them.
+  if (needsLevels(reads, state)) return undefined
   const plan = planBatch(batch, state, at.toISOString())
   const claimed = reads.claims.map((c) => claimsMade.get(claimKey(c.keyId, c.key)) ?? null)
   const orderIds = [...reads.orderIds]
   const [result] = await run<{ applied: boolean; change_shift: string; order_shift: string }>(
-    `SELECT applied, change_shift::text, order_shift::text FROM apply_stock_plan(${Array.from({ length: 40 }, (_, i) => `$${i + 1}`).join(', ')})`,
+    `SELECT applied, change_shift::text, order_shift::text FROM apply_stock_plan(${Array.from({ length: 41 }, (_, i) => `$${i + 1}`).join(', ')})`,
     [
       String(state.lastChange),
       String(state.lastOrder),
       intArray(petIds),
       intArray(petIds.map((id) => state.entries.get(id)?.quantity)),
       textArray(petIds.map((id) => state.entries.get(id)?.status)),
+      intArray(petIds.map((id) => (state.entries.has(id) ? (state.elsewhere!.get(id) ?? 0) : undefined))),
       orderIds.map(String),
       orderIds.map((id) => state.orders.get(id)?.status ?? null),
       reads.claims.map((c) => c.keyId),
@@ -226,16 +264,17 @@ async function readUnlocked(run: Run, reads: ReturnType<typeof batchReads>, sinc
   const [row] = await run<{
     last_change: string
     last_order: string
-    entries: ItemRow[]
+    entries: (ItemRow & { elsewhere: number })[]
     orders: (Omit<OrderRow, 'placed_at' | 'updated_at'> & { placed_at: string; updated_at: string })[]
     claims: (Omit<ClaimRow, 'placed_at'> & { placed_at: string | null; made: string })[]
   }>(
-    `WITH o AS (SELECT id, pet_id, quantity, status, placed_at, updated_at FROM orders WHERE id = ANY($2::bigint[]))
+    `WITH o AS (SELECT id, pet_id, quantity, status, placed_at, updated_at, ${ALLOCATIONS_JSON} AS allocations FROM orders WHERE id = ANY($2::bigint[]))
      SELECT v.last_change::text AS last_change, v.last_order::text AS last_order,
-       (SELECT coalesce(json_agg(json_build_object('pet_id', i.pet_id::text, 'quantity', i.quantity, 'status', i.status)), '[]')
+       (SELECT coalesce(json_agg(json_build_object('pet_id', i.pet_id::text, 'quantity', i.quantity, 'status', i.status,
+          'elsewhere', i.elsewhere)), '[]')
           FROM inventory AS i WHERE i.pet_id = ANY($1::bigint[] || ARRAY(SELECT pet_id FROM o))) AS entries,
        (SELECT coalesce(json_agg(json_build_object('id', o.id::text, 'pet_id', o.pet_id::text, 'quantity', o.quantity,
-          'status', o.status, 'placed_at', o.placed_at, 'updated_at', o.updated_at)), '[]') FROM o) AS orders,
+          'status', o.status, 'placed_at', o.placed_at, 'updated_at', o.updated_at, 'allocations', o.allocations)), '[]') FROM o) AS orders,
        (SELECT coalesce(json_agg(json_build_object('key_id', c.key_id, 'idempotency_key', c.idempotency_key,
           'fingerprint', c.fingerprint, 'outcome', c.outcome, 'order_id', c.order_id::text, 'available', c.available,
           'answer', c.answer, 'pet_id', po.pet_id::text, 'quantity', po.quantity, 'placed_at', po.placed_at,
@@ -253,6 +292,7 @@ async function readUnlocked(run: Run, reads: ReturnType<typeof batchReads>, sinc
     claims: new Map(),
     lastChange: BigInt(row!.last_change),
     lastOrder: BigInt(row!.last_order),
+    elsewhere: new Map(),
   }
   const petIds = new Set(reads.petIds)
   for (const r of row!.orders) {
@@ -260,7 +300,11 @@ async function readUnlocked(run: Run, reads: ReturnType<typeof batchReads>, sinc
     state.orders.set(order.id, order)
     petIds.add(order.petId)
   }
-  for (const item of row!.entries.map(toItem)) state.entries.set(item.petId, item)
+  for (const r of row!.entries) {
+    const item = toItem(r)
+    state.entries.set(item.petId, item)
+    if (r.elsewhere !== 0) state.elsewhere!.set(item.petId, r.elsewhere)
+  }
   const claimsMade = new Map<string, string>()
   for (const r of row!.claims) {
     const [key, claim] = toClaim({ ...r, placed_at: r.placed_at === null ? null : new Date(r.placed_at) })
@@ -338,13 +382,24 @@ function planParameters(plan: BatchPlan, at: Date): unknown[] {
 
 /** A batch's plan, written by one statement (the transaction holds the inventory_version lock). */
 async function writePlan(run: Run, plan: BatchPlan, at: Date) {
+  const quantityIds = [...plan.quantities.keys()]
+  const allocations = plan.newOrders.flatMap((o) => (o.allocations ?? []).map((a, position) => ({ orderId: o.id, position, ...a })))
+  const levels = [...plan.levels].flatMap(([petId, own]) => [...own].map(([locationId, quantity]) => ({ petId, locationId, quantity })))
   await run(
     `WITH quantities AS (
-         UPDATE inventory AS i SET quantity = v.quantity FROM unnest($1::bigint[], $2::integer[]) AS v(pet_id, quantity)
+         UPDATE inventory AS i SET quantity = v.quantity, elsewhere = coalesce(v.elsewhere, i.elsewhere)
+         FROM unnest($1::bigint[], $2::integer[], $33::integer[]) AS v(pet_id, quantity, elsewhere)
          WHERE i.pet_id = v.pet_id AND cardinality($1::bigint[]) > 0
        ), placed AS (
          INSERT INTO orders (id, pet_id, quantity, status, placed_at, updated_at)
          SELECT id, pet_id, quantity, status, $22, $22 FROM unnest($3::bigint[], $4::bigint[], $5::integer[], $6::text[]) AS v(id, pet_id, quantity, status)
+       ), allocated AS (
+         INSERT INTO order_allocations (order_id, position, location_id, quantity)
+         SELECT * FROM unnest($34::bigint[], $35::integer[], $36::integer[], $37::integer[])
+       ), levels AS (
+         INSERT INTO stock_levels (pet_id, location_id, quantity)
+         SELECT * FROM unnest($38::bigint[], $39::integer[], $40::integer[])
+         ON CONFLICT (pet_id, location_id) DO UPDATE SET quantity = excluded.quantity
        ), moved AS (
          UPDATE orders AS o SET status = v.status, updated_at = $22 FROM unnest($7::bigint[], $8::text[]) AS v(id, status) WHERE o.id = v.id
        ), logged AS (
@@ -356,6 +411,17 @@ async function writePlan(run: Run, plan: BatchPlan, at: Date) {
            order_id = excluded.order_id, available = excluded.available, answer = excluded.answer, created_at = excluded.created_at
        )
        UPDATE inventory_version SET last_change = $20, last_order = $21`,
-    [...planParameters(plan, at), intArray(plan.changes.map((c) => c.reservationId))],
+    [
+      ...planParameters(plan, at),
+      ...placeArrays(plan.changes),
+      intArray(quantityIds.map((id) => plan.elsewhere.get(id))),
+      intArray(allocations.map((a) => a.orderId)),
+      intArray(allocations.map((a) => a.position)),
+      intArray(allocations.map((a) => a.locationId)),
+      intArray(allocations.map((a) => a.quantity)),
+      intArray(levels.map((l) => l.petId)),
+      intArray(levels.map((l) => l.locationId)),
+      intArray(levels.map((l) => l.quantity)),
+    ],
   )
 }

@@ -18,26 +18,50 @@ export function readEntry(conn: SqliteConnection, petId: bigint): InventoryItem 
 /** Up to this many entries a batch reads or updates a statement each; more, one statement over a JSON array. */
 const ENTRIES_ONE_BY_ONE = 8
 
+type StockRow = [...InventoryRow, elsewhere: bigint]
+
 /**
- * The existing entries of `petIds`, read inside the caller's transaction: a batch of 1,000 changes
- * over 1,000 pets reads them in one statement (json_each), not 1,000 (8 % of its profile).
+ * The existing entries of `petIds`, and the stock each has elsewhere than the default location
+ * (only those that have some), read inside the caller's transaction: a batch of 1,000 changes over
+ * 1,000 pets reads them in one statement (json_each), not 1,000 (8 % of its profile).
  */
-export function readEntries(conn: SqliteConnection, petIds: Set<bigint>, into: Map<bigint, InventoryItem>): void {
+export function readEntries(
+  conn: SqliteConnection,
+  petIds: Set<bigint>,
+  into: Map<bigint, InventoryItem>,
+  elsewhere: Map<bigint, number>,
+): void {
+  const rows: StockRow[] = []
   if (petIds.size <= ENTRIES_ONE_BY_ONE) {
+    const read = conn.query('SELECT pet_id, quantity, status, elsewhere FROM inventory WHERE pet_id = ?')
     for (const petId of petIds) {
-      const entry = readEntry(conn, petId)
-      if (entry) into.set(petId, entry)
+      const row = read.get(petId) as StockRow | undefined
+      if (row) rows.push(row)
     }
-    return
+  } else
+    rows.push(
+      ...(conn
+        .query('SELECT pet_id, quantity, status, elsewhere FROM inventory WHERE pet_id IN (SELECT value FROM json_each(?))')
+        .all(`[${[...petIds].join(',')}]`) as StockRow[]),
+    )
+  for (const row of rows) {
+    into.set(row[0], toItem(row as unknown as InventoryRow))
+    if (row[3] !== 0n) elsewhere.set(row[0], Number(row[3]))
   }
-  const rows = conn
-    .query('SELECT pet_id, quantity, status FROM inventory WHERE pet_id IN (SELECT value FROM json_each(?))')
-    .all(`[${[...petIds].join(',')}]`) as InventoryRow[]
-  for (const row of rows) into.set(row[0], toItem(row))
 }
 
-/** Sets the quantity of each entry in `quantities`, inside the caller's transaction. */
-export function writeQuantities(conn: SqliteConnection, quantities: Map<bigint, number>): void {
+/**
+ * Sets the quantity of each entry in `quantities`, inside the caller's transaction, and for those in
+ * `elsewhere` (which are in `quantities` too) the stock at the other locations, in the same statement
+ * (the CHECK holds the default location's stock, quantity - elsewhere, at 0 or more).
+ */
+export function writeQuantities(conn: SqliteConnection, quantities: Map<bigint, number>, elsewhere: Map<bigint, number>): void {
+  if (elsewhere.size > 0) {
+    const setBoth = conn.statement('UPDATE inventory SET quantity = ?, elsewhere = ? WHERE pet_id = ?')
+    for (const [petId, other] of elsewhere) setBoth.run(quantities.get(petId)!, other, petId)
+    if (elsewhere.size === quantities.size) return
+    quantities = new Map([...quantities].filter(([petId]) => !elsewhere.has(petId)))
+  }
   if (quantities.size <= ENTRIES_ONE_BY_ONE) {
     const setQuantity = conn.statement('UPDATE inventory SET quantity = ? WHERE pet_id = ?')
     for (const [petId, quantity] of quantities) setQuantity.run(quantity, petId)

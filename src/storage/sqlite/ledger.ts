@@ -25,10 +25,10 @@ export function lastIssuedSeq(conn: SqliteConnection): bigint {
     .get() as bigint
 }
 
-/** Rows per INSERT statement of appendChanges (13 parameters each). */
+/** Rows per INSERT statement of appendChanges (15 parameters each). */
 const ROWS_PER_INSERT = 64
 const insertSql = (rows: number) =>
-  `INSERT INTO inventory_changes (${TRACED_CHANGE_COLUMNS}) VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`
+  `INSERT INTO inventory_changes (${TRACED_CHANGE_COLUMNS}) VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`
 /** The INSERT of 1 to ROWS_PER_INSERT rows, by count: a few dozen statements at most, each prepared once. */
 const INSERT_SQL: string[] = Array.from({ length: ROWS_PER_INSERT + 1 }, (_, rows) => (rows === 0 ? '' : insertSql(rows)))
 
@@ -55,6 +55,8 @@ export function appendChanges(conn: SqliteConnection, rows: InventoryChange[]): 
         c.requestId,
         c.at,
         c.reservationId ?? null,
+        c.locationId ?? null,
+        c.transferId ?? null,
         c.traceContext ?? null,
       )
     conn.statement(INSERT_SQL[chunk.length]!).run(values)

@@ -1,6 +1,7 @@
 import type { Reservation, ReservationStatus } from '../../domain.js'
 import type { ReservationQuery, ReservationReads } from '../ports.js'
 import type { SqliteConnection } from './connection.js'
+import { toAllocations } from './rows.js'
 
 /*
  * Holds (migration 018): a row of reservations each, its lines in reservation_lines. Read inside a
@@ -8,27 +9,30 @@ import type { SqliteConnection } from './connection.js'
  */
 
 type ReservationRow = [id: bigint, status: string, expiresAt: string, reference: string | null, createdAt: string, updatedAt: string]
-type LineRow = [reservationId: bigint, petId: bigint, quantity: bigint, orderId: bigint | null]
+type LineRow = [reservationId: bigint, petId: bigint, quantity: bigint, orderId: bigint | null, allocations: string | null]
 
 const RESERVATION_COLUMNS = 'id, status, expires_at, reference, created_at, updated_at'
-const LINE_COLUMNS = 'reservation_id, pet_id, quantity, order_id'
+const LINE_COLUMNS = `reservation_id, pet_id, quantity, order_id,
+  (SELECT json_group_array(json_array(a.location_id, a.quantity)) FROM reservation_allocations AS a
+     WHERE a.reservation_id = l.reservation_id AND a.line = l.line HAVING count(*) > 0)`
 
 /** Holds of the given rows, each with its lines in line order, in the rows' order. */
 function withLines(conn: SqliteConnection, rows: ReservationRow[]): Reservation[] {
   if (rows.length === 0) return []
   const lines = conn
     .query(
-      `SELECT ${LINE_COLUMNS} FROM reservation_lines WHERE reservation_id IN (SELECT value FROM json_each(?)) ORDER BY reservation_id, line`,
+      `SELECT ${LINE_COLUMNS} FROM reservation_lines AS l WHERE reservation_id IN (SELECT value FROM json_each(?)) ORDER BY reservation_id, line`,
     )
     .all(`[${rows.map((r) => r[0]).join(',')}]`) as LineRow[]
   const byHold = new Map<bigint, Reservation['lines']>()
-  for (const [reservationId, petId, quantity, orderId] of lines) {
+  for (const [reservationId, petId, quantity, orderId, allocations] of lines) {
     let list = byHold.get(reservationId)
     if (!list) {
       list = []
       byHold.set(reservationId, list)
     }
-    list.push({ petId, quantity: Number(quantity), orderId })
+    const taken = toAllocations(allocations)
+    list.push(taken ? { petId, quantity: Number(quantity), orderId, allocations: taken } : { petId, quantity: Number(quantity), orderId })
   }
   return rows.map(([id, status, expiresAt, reference, createdAt, updatedAt]) => ({
     id,
@@ -66,7 +70,14 @@ export function writeReservations(conn: SqliteConnection, placed: Reservation[],
   const confirmLine = conn.statement('UPDATE reservation_lines SET order_id = ? WHERE reservation_id = ? AND line = ?')
   for (const r of placed) {
     insert.run(r.id, r.status, r.expiresAt, r.reference, r.createdAt, r.updatedAt)
-    for (const [i, line] of r.lines.entries()) insertLine.run(r.id, i, line.petId, line.quantity, line.orderId)
+    for (const [i, line] of r.lines.entries()) {
+      insertLine.run(r.id, i, line.petId, line.quantity, line.orderId)
+      if (!line.allocations) continue
+      const allocate = conn.statement(
+        'INSERT INTO reservation_allocations (reservation_id, line, position, location_id, quantity) VALUES (?, ?, ?, ?, ?)',
+      )
+      for (const [position, a] of line.allocations.entries()) allocate.run(r.id, i, position, a.locationId, a.quantity)
+    }
   }
   for (const r of changed) {
     update.run(r.status, r.expiresAt, r.updatedAt, r.id)

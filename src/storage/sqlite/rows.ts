@@ -1,4 +1,4 @@
-import type { ChangeReason, InventoryChange, InventoryItem, Order, OrderStatus, PetStatus } from '../../domain.js'
+import type { Allocation, ChangeReason, InventoryChange, InventoryItem, Order, OrderStatus, PetStatus } from '../../domain.js'
 import { scopesOf } from '../key-scopes.js'
 import type { ApiKey } from '../ports.js'
 
@@ -8,7 +8,16 @@ import type { ApiKey } from '../ports.js'
  */
 
 export type InventoryRow = [petId: bigint, quantity: bigint, status: string]
-export type OrderRow = [id: bigint, petId: bigint, quantity: bigint, status: string, placedAt: string, updatedAt: string]
+export type OrderRow = [
+  id: bigint,
+  petId: bigint,
+  quantity: bigint,
+  status: string,
+  placedAt: string,
+  updatedAt: string,
+  /** JSON [[locationId, quantity], ...], or null when all came from the default location (ORDER_READ_COLUMNS). */
+  allocations?: string | null,
+]
 export type ChangeRow = [
   seq: bigint,
   petId: bigint,
@@ -22,6 +31,8 @@ export type ChangeRow = [
   requestId: string | null,
   at: string,
   reservationId: bigint | null,
+  locationId: bigint | null,
+  transferId: string | null,
   /** Only when read (TRACED_CHANGE_COLUMNS). */
   traceContext?: string | null,
 ]
@@ -35,8 +46,16 @@ export interface KeyRow {
 }
 
 export const ORDER_COLUMNS = 'id, pet_id, quantity, status, placed_at, updated_at'
+/**
+ * An order's allocations as JSON, for `FROM orders`: one index range of order_allocations, which
+ * has no row for an order taken all from the default location (then NULL).
+ */
+export const ALLOCATIONS_JSON = `(SELECT json_group_array(json_array(a.location_id, a.quantity))
+    FROM order_allocations AS a WHERE a.order_id = orders.id HAVING count(*) > 0)`
+/** An order's columns as read, allocations included (toOrder). */
+export const ORDER_READ_COLUMNS = `${ORDER_COLUMNS}, ${ALLOCATIONS_JSON}`
 export const CHANGE_COLUMNS =
-  'seq, pet_id, previous_quantity, quantity, reason, note, order_id, batch_id, key_id, request_id, at, reservation_id'
+  'seq, pet_id, previous_quantity, quantity, reason, note, order_id, batch_id, key_id, request_id, at, reservation_id, location_id, transfer_id'
 /** With the row's trace context (ChangeQuery.traceContexts; and every insert). */
 export const TRACED_CHANGE_COLUMNS = `${CHANGE_COLUMNS}, trace_context`
 
@@ -46,14 +65,16 @@ export const toItem = ([petId, quantity, status]: InventoryRow): InventoryItem =
   status: status as PetStatus,
 })
 
-export const toOrder = ([id, petId, quantity, status, placedAt, updatedAt]: OrderRow): Order => ({
-  id,
-  petId,
-  quantity: Number(quantity),
-  status: status as OrderStatus,
-  placedAt,
-  updatedAt,
-})
+/** Allocations as stored in JSON ([[locationId, quantity], ...]); undefined for none. */
+export const toAllocations = (json: string | null | undefined): Allocation[] | undefined =>
+  json == null ? undefined : (JSON.parse(json) as [number, number][]).map(([locationId, quantity]) => ({ locationId, quantity }))
+
+export const toOrder = ([id, petId, quantity, status, placedAt, updatedAt, allocations]: OrderRow): Order => {
+  const order: Order = { id, petId, quantity: Number(quantity), status: status as OrderStatus, placedAt, updatedAt }
+  const taken = toAllocations(allocations)
+  if (taken) order.allocations = taken
+  return order
+}
 
 export const toChange = ([
   seq,
@@ -68,6 +89,8 @@ export const toChange = ([
   requestId,
   at,
   reservationId,
+  locationId,
+  transferId,
   trace,
 ]: ChangeRow): InventoryChange => {
   const change: InventoryChange = {
@@ -84,6 +107,8 @@ export const toChange = ([
     at,
   }
   if (reservationId !== null) change.reservationId = reservationId
+  if (locationId !== null) change.locationId = Number(locationId)
+  if (transferId !== null) change.transferId = transferId
   if (trace != null) change.traceContext = trace
   return change
 }

@@ -8,6 +8,7 @@ import { sqliteJumps } from './jumps.js'
 import { sqliteKeys } from './keys.js'
 import { sqliteLedger } from './ledger.js'
 import { sqliteRetention } from './retention.js'
+import { sqliteLocations } from './locations.js'
 import { sqliteOrders } from './orders.js'
 import { sqlitePets } from './pets.js'
 import { sqliteReservations } from './reservations.js'
@@ -47,6 +48,7 @@ export const SqliteStorage = {
       ...sqliteWebhooks(conn, alongside),
       ...sqliteOrders(conn),
       ...sqliteReservations(conn),
+      ...sqliteLocations(conn),
       ...sqliteImports(conn),
       ...sqlitePets(conn),
       ...sqliteKeys(conn),

@@ -1,5 +1,5 @@
 import { IDEMPOTENCY_TTL_MS, claimKey } from '../../stock/claims.js'
-import { addHoldPets, batchReads, planBatch, rowsOf, type BatchState } from '../../stock/planner.js'
+import { addHoldPets, batchReads, locationReads, planBatch, rowsOf, type BatchState } from '../../stock/planner.js'
 import type { StockResult, StockWrite } from '../../stock/writes.js'
 import { GroupCommit } from '../group-commit.js'
 import { stockWritesThrough } from '../stock-writes.js'
@@ -8,6 +8,7 @@ import { busyError, type SqliteConnection } from './connection.js'
 import { purgeClaims, readClaim, writeClaims } from './idempotency.js'
 import { readEntries, writeQuantities } from './inventory.js'
 import { appendChanges, lastIssuedSeq } from './ledger.js'
+import { readLevels, readLocationStates, writeLevels } from './locations.js'
 import { lastOrderId, readOrder, writeOrders } from './orders.js'
 import { lastReservationId, readReservations, writeReservations } from './reservations.js'
 
@@ -28,6 +29,9 @@ function applyStockWrites(conn: SqliteConnection, batch: StockWrite[]): StockRes
     // The last order and hold ids are read only when the batch may place one (a confirm places orders).
     lastOrder: batch.some((w) => w.kind === 'place' || w.kind === 'reservation') ? lastOrderId(conn) : 0n,
     lastReservation: reads.placesHold ? lastReservationId(conn) : 0n,
+    elsewhere: new Map(),
+    levels: new Map(),
+    locations: new Map(),
   }
   readReservations(conn, reads.reservationIds, state.reservations!)
   for (const r of state.reservations!.values()) addHoldPets(r, reads.petIds)
@@ -37,7 +41,10 @@ function applyStockWrites(conn: SqliteConnection, batch: StockWrite[]): StockRes
     state.orders.set(id, order)
     reads.petIds.add(order.petId)
   }
-  readEntries(conn, reads.petIds, state.entries)
+  readEntries(conn, reads.petIds, state.entries, state.elsewhere!)
+  const { levelPets, locationIds } = locationReads(reads, state)
+  readLevels(conn, levelPets, state.levels!)
+  readLocationStates(conn, locationIds, state.locations!)
   if (reads.claims.length > 0) {
     const since = new Date(now - IDEMPOTENCY_TTL_MS).toISOString()
     for (const { keyId, key } of reads.claims) {
@@ -50,7 +57,8 @@ function applyStockWrites(conn: SqliteConnection, batch: StockWrite[]): StockRes
   // Orders first: the ledger rows and the claims name them.
   writeOrders(conn, plan.newOrders, plan.changedOrders)
   writeReservations(conn, plan.newReservations, plan.changedReservations)
-  writeQuantities(conn, plan.quantities)
+  writeQuantities(conn, plan.quantities, plan.elsewhere)
+  writeLevels(conn, plan.levels)
   appendChanges(conn, plan.changes)
   writeClaims(conn, plan.claims, at)
   return plan.results

@@ -29,6 +29,12 @@ import type {
   PetStatus,
   Webhook,
   WebhookCreate,
+  Location,
+  LocationCreate,
+  LocationUpdate,
+  StockLevel,
+  Transfer,
+  TransferResult,
 } from './types.js'
 
 /** Every operation of the document and the methods that call it: the compiler fails when one is missing. */
@@ -62,6 +68,13 @@ export const OPERATIONS = {
   getWebhook: ['webhooks.get'],
   deleteWebhook: ['webhooks.remove'],
   enableWebhook: ['webhooks.enable'],
+  listLocations: ['locations.list'],
+  createLocation: ['locations.create'],
+  getLocation: ['locations.get'],
+  updateLocation: ['locations.update'],
+  listLocationInventory: ['locations.stock', 'locations.stockPage'],
+  getInventoryLocations: ['inventory.locations'],
+  transferInventory: ['inventory.transfer'],
 } as const satisfies Record<OperationId, readonly string[]>
 
 /** An entry with its ETag, for a conditional update (`ifMatch`). */
@@ -166,6 +179,51 @@ export function createClient(options: ClientOptions) {
             options: call,
           })
         ).body,
+      /** The pet's stock at each location (the default one first); their sum is its quantity. */
+      locations: (petId: bigint, call?: CallOptions) => get<StockLevel[]>(`inventory/${id(petId)}/locations`, call),
+      /**
+       * Moves units of a pet from one location to another, in one transaction (the source never below 0:
+       * PetstoreError 409 `insufficient_stock`). Idempotent as `adjust` is.
+       */
+      transfer: async (petId: bigint, transfer: Transfer, call: CallOptions & { idempotencyKey?: string } = {}) =>
+        (
+          await http.json<TransferResult>({
+            method: 'POST',
+            path: `inventory/${id(petId)}/transfers`,
+            body: transfer,
+            headers: { 'idempotency-key': call.idempotencyKey ?? idempotencyKey() },
+            repeat: 'safe',
+            options: call,
+          })
+        ).body,
+    },
+
+    locations: {
+      list: (call?: CallOptions) => get<Location[]>('locations', call),
+      get: (locationId: bigint, call?: CallOptions) => get<Location>(`locations/${id(locationId)}`, call),
+      /** Creates a location (admin), active and empty. Not repeated after a lost answer: `list` tells. */
+      create: async (location: LocationCreate, call?: CallOptions): Promise<Location> =>
+        (await send<Location>('POST', 'locations', location, call)).body,
+      /** Renames, deactivates (only while it holds nothing: else PetstoreError 409 `location_not_empty`) or activates one (admin). */
+      update: async (locationId: bigint, change: LocationUpdate, call?: CallOptions): Promise<Location> =>
+        (await send<Location>('PATCH', `locations/${id(locationId)}`, change, call, 'safe')).body,
+      /** The stock at one location, by petId, a page at a time. */
+      stock: (locationId: bigint, query: { status?: PetStatus; after?: bigint } & PageOptions = {}) =>
+        walk<StockLevel>(http, {
+          method: 'GET',
+          path: `locations/${id(locationId)}/inventory`,
+          query: pageQuery(query),
+          repeat: 'safe',
+          options: query,
+        }),
+      stockPage: (locationId: bigint, query: { status?: PetStatus; after?: bigint } & PageOptions = {}) =>
+        page<StockLevel>(http, {
+          method: 'GET',
+          path: `locations/${id(locationId)}/inventory`,
+          query: pageQuery(query),
+          repeat: 'safe',
+          options: query,
+        }),
     },
 
     orders: {

@@ -29,6 +29,12 @@ export type Webhook = Schemas['Webhook']
 export type NewWebhook = Schemas['NewWebhook']
 export type WebhookCreate = Schemas['WebhookCreate']
 export type DeprecatedCalls = Schemas['DeprecatedCalls']
+export type Location = Schemas['Location']
+export type LocationCreate = Schemas['LocationCreate']
+export type LocationUpdate = Schemas['LocationUpdate']
+export type StockLevel = Schemas['StockLevel']
+export type Transfer = Schemas['Transfer']
+export type TransferResult = Schemas['TransferResult']
 export type ErrorBody = Schemas['Error']
 /** Every operationId of the document. */
 export type OperationId = keyof operations

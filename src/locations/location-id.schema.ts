@@ -7,8 +7,12 @@ import { DEFAULT_LOCATION_ID, MAX_QUANTITY } from '../domain.js'
 /** Locations are numbered from 1 in a 32-bit column: a larger id names none. */
 export const MAX_LOCATION_ID = 2147483647
 
-/** A location named by a body: its id. */
-export const LocationIdSchema = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_LOCATION_ID, description, examples: [4] })
+/**
+ * A location named by a body: its id, documented as an int64 like every id of the document (clients
+ * read all ids alike), bounded by the column it names.
+ */
+export const LocationIdSchema = (description: string) =>
+  Type.Integer({ format: 'int64', minimum: 1, maximum: MAX_LOCATION_ID, description, examples: [4] })
 
 export const LOCATION_ID = `A location's id (${DEFAULT_LOCATION_ID} is the default location).`
 

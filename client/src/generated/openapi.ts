@@ -640,10 +640,11 @@ export interface components {
             /** @description Free text recorded on the ledger row as given, up to 500 characters (Unicode code points: an emoji outside the Basic Multilingual Plane counts as one). NUL (U+0000) and unpaired surrogates are refused. Omit it for no note. */
             note?: string;
             /**
+             * Format: int64
              * @description Set the stock at this location; the default location (1) when absent. An unknown location is 404, an inactive one 400 `location_inactive`.
              * @example 4
              */
-            locationId?: number;
+            locationId?: bigint;
         };
         /**
          * @description Units added to or removed from one entry (at one location), and why. Unknown fields are rejected.
@@ -670,10 +671,11 @@ export interface components {
             /** @description Free text recorded on the ledger row as given, up to 500 characters (Unicode code points: an emoji outside the Basic Multilingual Plane counts as one). NUL (U+0000) and unpaired surrogates are refused. Omit it for no note. */
             note?: string;
             /**
+             * Format: int64
              * @description Add or remove the units at this location (the answer is then that location’s stock); the default location (1) when absent. An unknown location is 404, an inactive one 400 `location_inactive`.
              * @example 4
              */
-            locationId?: number;
+            locationId?: bigint;
         };
         /** @description One change of a batch: exactly one of `quantity` (a set, optionally with `expectedQuantity`) and `delta`, at `locationId` or the default location; or a transfer (`fromLocationId`, `toLocationId` and `quantity`). Unknown fields are rejected. */
         InventoryBatchChange: {
@@ -698,20 +700,23 @@ export interface components {
             /** @description Free text recorded on the ledger row as given, up to 500 characters (Unicode code points: an emoji outside the Basic Multilingual Plane counts as one). NUL (U+0000) and unpaired surrogates are refused. Omit it for no note. */
             note?: string;
             /**
+             * Format: int64
              * @description The location a set or a delta applies at (its entry in the answer is then that location’s stock); the default location (1) when absent. An unknown location is 404, an inactive one 400 `location_inactive`.
              * @example 4
              */
-            locationId?: number;
+            locationId?: bigint;
             /**
+             * Format: int64
              * @description A transfer: `quantity` units leave this location for `toLocationId` (no `delta`, `reason` nor `locationId`).
              * @example 4
              */
-            fromLocationId?: number;
+            fromLocationId?: bigint;
             /**
+             * Format: int64
              * @description A transfer: where the units arrive, another location than `fromLocationId`.
              * @example 4
              */
-            toLocationId?: number;
+            toLocationId?: bigint;
         };
         /**
          * @description Changes applied all or nothing, in one transaction.
@@ -845,10 +850,11 @@ export interface components {
              */
             reservationId?: bigint;
             /**
+             * Format: int64
              * @description The location whose stock changed, when it is not the default one: then `previousQuantity` and `quantity` are that location’s. Absent at the default location, whose stock is the entry’s quantity while it is the only one holding any.
              * @example 4
              */
-            locationId?: number;
+            locationId?: bigint;
             /**
              * Format: uuid
              * @description The transfer the row is half of (reason `transfer`): its other row, at the other location, has the same id.
@@ -900,10 +906,11 @@ export interface components {
             /** @description Where the units were taken from, in the order taken: absent when all came from the default location. Cancelling, releasing or expiring gives each back there (to the default location when that one was deactivated since). */
             allocations?: {
                 /**
+                 * Format: int64
                  * @description A location's id (1 is the default location).
                  * @example 4
                  */
-                locationId: number;
+                locationId: bigint;
                 quantity: number;
             }[];
         };
@@ -924,10 +931,11 @@ export interface components {
             /** @description Units of the pet, from 1 to 2147483647. */
             quantity: number;
             /**
+             * Format: int64
              * @description Take the order's units from this location only; without it, the default location when it covers them, else the location with the most stock when that one does, else several (docs/api.md, "Locations"). An unknown location is 404, an inactive one 400 `location_inactive`.
              * @example 4
              */
-            locationId?: number;
+            locationId?: bigint;
         };
         /**
          * @description The status to move the order to.
@@ -958,10 +966,11 @@ export interface components {
             /** @description Where the units were taken from, in the order taken: absent when all came from the default location. Cancelling, releasing or expiring gives each back there (to the default location when that one was deactivated since). */
             allocations?: {
                 /**
+                 * Format: int64
                  * @description A location's id (1 is the default location).
                  * @example 4
                  */
-                locationId: number;
+                locationId: bigint;
                 quantity: number;
             }[];
         };
@@ -1036,10 +1045,11 @@ export interface components {
                 /** @description Units of the pet, from 1 to 2147483647. */
                 quantity: number;
                 /**
+                 * Format: int64
                  * @description Take the line's units from this location only; without it, the default location when it covers them, else the location with the most stock when that one does, else several (docs/api.md, "Locations"). An unknown location is 404, an inactive one 400 `location_inactive`.
                  * @example 4
                  */
-                locationId?: number;
+                locationId?: bigint;
             }[];
             /**
              * @description Seconds from now until the hold gives its units back by itself: 10 to 14400 (4 hours). Default 900 (15 minutes).
@@ -1130,10 +1140,11 @@ export interface components {
              */
             petId: bigint;
             /**
+             * Format: int64
              * @description A location's id (1 is the default location).
              * @example 4
              */
-            locationId: number;
+            locationId: bigint;
             /** @description Units of the pet at this location, from 0 to 2147483647. */
             quantity: number;
             status: components["schemas"]["PetStatus"];
@@ -1149,15 +1160,17 @@ export interface components {
          */
         Transfer: {
             /**
+             * Format: int64
              * @description Where the units leave. A location's id (1 is the default location).
              * @example 4
              */
-            fromLocationId: number;
+            fromLocationId: bigint;
             /**
+             * Format: int64
              * @description Where they arrive: another location. A location's id (1 is the default location).
              * @example 4
              */
-            toLocationId: number;
+            toLocationId: bigint;
             /** @description Units moved, from 1 to 2147483647. */
             quantity: number;
             /** @description Free text recorded on the ledger row as given, up to 500 characters (Unicode code points: an emoji outside the Basic Multilingual Plane counts as one). NUL (U+0000) and unpaired surrogates are refused. Omit it for no note. */
@@ -1185,10 +1198,11 @@ export interface components {
              */
             petId: bigint;
             /**
+             * Format: int64
              * @description The destination.
              * @example 4
              */
-            locationId: number;
+            locationId: bigint;
             /** @description Units at the destination after the transfer. */
             quantity: number;
             status: components["schemas"]["PetStatus"];
@@ -1199,10 +1213,11 @@ export interface components {
             transferId: string;
             from: {
                 /**
+                 * Format: int64
                  * @description The source.
                  * @example 4
                  */
-                locationId: number;
+                locationId: bigint;
                 /** @description Units at the source after the transfer. */
                 quantity: number;
             };
@@ -6779,4 +6794,4 @@ export interface operations {
 }
 
 /** Every property that holds an int64 in some schema of the document, which holds no other integer under that name. */
-export const INT64_PROPERTIES: ReadonlySet<string> = new Set(["deliveredThrough","id","keyId","orderId","petId","reservationId","seq"])
+export const INT64_PROPERTIES: ReadonlySet<string> = new Set(["deliveredThrough","fromLocationId","id","keyId","locationId","orderId","petId","reservationId","seq","toLocationId"])

@@ -37,8 +37,11 @@ export function refusalError(change: StockChange, refusal: ChangeRefusal, index?
       : ` at location ${change.locationId}`
   switch (refusal.refused) {
     case 'location_not_found':
-    case 'location_inactive':
-      return locationRefusalError(refusal)
+    case 'location_inactive': {
+      const error = locationRefusalError(refusal)
+      error.message = `${at}${error.message}`
+      return error
+    }
     case 'not_found':
       return new NotFoundError(`${at}${index === undefined ? 'No' : 'no'} inventory entry for pet ${change.petId}`)
     case 'quantity_mismatch':

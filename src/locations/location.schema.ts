@@ -8,7 +8,8 @@ import { LOCATION_ID, LocationIdSchema } from './location-id.schema.js'
 const LocationNameSchema = Type.String({
   minLength: 1,
   maxLength: LOCATION_LIMITS.nameLength,
-  pattern: '^[^\\u0000-\\u001F\\u007F\\uD800-\\uDFFF]*\\S[^\\u0000-\\u001F\\u007F\\uD800-\\uDFFF]*$',
+  // Not only spaces (the lookahead), and no control character, NUL or unpaired surrogate anywhere.
+  pattern: '^(?!\\s*$)[^\\u0000-\\u001F\\u007F\\uD800-\\uDFFF]+$',
   description: `1 to ${LOCATION_LIMITS.nameLength} characters, not only spaces, no control characters; unique among locations, case aside.`,
 })
 

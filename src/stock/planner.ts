@@ -412,10 +412,17 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
       } else row.reason = c.reason ?? 'adjustment'
       for (const [locationId, level] of levelsSet[i]!) move(c.petId, locationId, level, row)
       const entry = entries.get(c.petId)!
-      const shownAt = isTransfer(c) ? c.toLocationId : c.locationId
-      return shownAt === undefined
-        ? entry
-        : { petId: c.petId, locationId: shownAt, quantity: levelAt(entry, shownAt), status: entry.status }
+      if (isTransfer(c))
+        return {
+          petId: c.petId,
+          locationId: c.toLocationId,
+          quantity: levelAt(entry, c.toLocationId),
+          status: entry.status,
+          transferId: c.transferId,
+          from: { locationId: c.fromLocationId, quantity: levelAt(entry, c.fromLocationId) },
+        }
+      if (c.locationId === undefined) return entry
+      return { petId: c.petId, locationId: c.locationId, quantity: levelAt(entry, c.locationId), status: entry.status }
     })
     return { outcome: 'applied', batchId: w.batchId, entries: applied }
   }

@@ -32,7 +32,18 @@ describe('petstore-client against the OpenAPI document', () => {
   })
 
   test('When the int64 properties are collected, then every id, seq and petId is one, and no name means two kinds of integer', () => {
-    assert.deepEqual(int64Properties(document), ['deliveredThrough', 'id', 'keyId', 'orderId', 'petId', 'reservationId', 'seq'])
+    assert.deepEqual(int64Properties(document), [
+      'deliveredThrough',
+      'fromLocationId',
+      'id',
+      'keyId',
+      'locationId',
+      'orderId',
+      'petId',
+      'reservationId',
+      'seq',
+      'toLocationId',
+    ])
     const clash = {
       components: {
         schemas: { A: { properties: { id: { type: 'integer', format: 'int64' } } }, B: { properties: { id: { type: 'integer' } } } },

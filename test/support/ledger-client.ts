@@ -25,6 +25,7 @@ export interface InventoryChange {
     | 'reservation'
     | 'release'
     | 'expiry'
+    | 'transfer'
   note: string | null
   orderId: number | null
   batchId: string | null
@@ -33,6 +34,10 @@ export interface InventoryChange {
   at: string
   /** Only on a hold's rows. */
   reservationId?: number
+  /** Only on rows of another location than the default one. */
+  locationId?: number
+  /** Only on a transfer's rows. */
+  transferId?: string
 }
 
 export interface Order {
@@ -42,6 +47,8 @@ export interface Order {
   status: 'placed' | 'approved' | 'delivered' | 'cancelled'
   placedAt: string
   updatedAt: string
+  /** Only on an order taken (partly) elsewhere than the default location. */
+  allocations?: { locationId: number; quantity: number }[]
 }
 
 export const CHANGE_FIELDS = [
@@ -76,11 +83,21 @@ export function assertChangeShape(change: unknown): asserts change is InventoryC
   const c = change as Record<string, unknown>
   // A hold's rows (issue 47) carry its reservationId; no other row has the field.
   const ofHold = ['reservation', 'release', 'expiry'].includes(c.reason as string) || (c.reason === 'order' && 'reservationId' in c)
+  // A row of another location than the default one (issue 50) carries its locationId, a transfer's its transferId.
+  const elsewhere = 'locationId' in c
+  const ofTransfer = c.reason === 'transfer'
   assert.deepEqual(
     Object.keys(c).sort(),
-    ofHold ? [...CHANGE_FIELDS, 'reservationId'].sort() : CHANGE_FIELDS,
+    [
+      ...CHANGE_FIELDS,
+      ...(ofHold ? ['reservationId'] : []),
+      ...(elsewhere ? ['locationId'] : []),
+      ...(ofTransfer ? ['transferId'] : []),
+    ].sort(),
     JSON.stringify(change, (_, v) => (typeof v === 'bigint' ? String(v) : v)),
   )
+  if (elsewhere) assert.ok(Number.isSafeInteger(c.locationId) && (c.locationId as number) > 1, `locationId ${String(c.locationId)}`)
+  if (ofTransfer) assert.match(String(c.transferId), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'transferId')
   if (ofHold)
     assert.ok(Number.isSafeInteger(c.reservationId) && (c.reservationId as number) > 0, `reservationId ${String(c.reservationId)}`)
   assert.ok(Number.isSafeInteger(c.seq) && (c.seq as number) > 0, `seq ${String(c.seq)}`)
@@ -101,12 +118,13 @@ export function assertChangeShape(change: unknown): asserts change is InventoryC
       'reservation',
       'release',
       'expiry',
+      'transfer',
     ].includes(c.reason as string),
     `reason ${String(c.reason)}`,
   )
   assert.ok(c.note === null || typeof c.note === 'string', 'note')
   assert.ok(
-    c.note === null || ['adjustment', 'arrival', 'return', 'count', 'damage', 'loss'].includes(c.reason as string),
+    c.note === null || ['adjustment', 'arrival', 'return', 'count', 'damage', 'loss', 'transfer'].includes(c.reason as string),
     "only a client's change leaves a note",
   )
   assert.ok(c.orderId === null || Number.isSafeInteger(c.orderId), 'orderId')
@@ -121,9 +139,10 @@ export function assertChangeShape(change: unknown): asserts change is InventoryC
 
 export function assertOrderShape(order: unknown): asserts order is Order {
   const o = order as Record<string, unknown>
+  // An order taken (partly) elsewhere than the default location (issue 50) shows its allocations.
   assert.deepEqual(
     Object.keys(o).sort(),
-    ORDER_FIELDS,
+    'allocations' in o ? [...ORDER_FIELDS, 'allocations'].sort() : ORDER_FIELDS,
     JSON.stringify(order, (_, v) => (typeof v === 'bigint' ? String(v) : v)),
   )
   assert.ok(Number.isSafeInteger(o.id) && (o.id as number) > 0, `id ${String(o.id)}`)

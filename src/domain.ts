@@ -50,6 +50,8 @@ export interface Actor {
   requestId: string | null
   /** With tracing on: the request's span as a W3C traceparent, kept on its ledger rows (InventoryChange). */
   traceContext?: string | undefined
+  /** The locations its key is held to (AuthenticatedKey.locations); absent: every one. */
+  locations?: readonly number[] | undefined
 }
 
 export const CLI_ACTOR: Actor = { keyId: null, requestId: null }
@@ -198,7 +200,7 @@ export interface Location {
 export const DEFAULT_LOCATION_ID = 1
 
 /** Bounds on locations: a name's length in characters, and how many a store may have. */
-export const LOCATION_LIMITS = { nameLength: 100, locations: 1000 } as const
+export const LOCATION_LIMITS = { nameLength: 100, locations: 1000, perKey: 100 } as const
 
 /** One pet's stock at one location. */
 export interface StockLevel {
@@ -274,6 +276,8 @@ export const isScope = (value: string): value is Scope => (SCOPES as readonly st
 export interface AuthenticatedKey {
   id: number
   scopes: readonly Scope[]
+  /** The locations it is held to, by id: it reads and writes only their stock. Absent: every location. */
+  locations?: readonly number[] | undefined
 }
 
 /** A webhook's URL and description: bounds on what an admin may store. */

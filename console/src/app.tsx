@@ -8,6 +8,7 @@ import { ChangesPage } from './pages/changes.js'
 import { DeprecationsPage } from './pages/deprecations.js'
 import { HoldsPage } from './pages/holds.js'
 import { KeysPage } from './pages/keys.js'
+import { LocationsPage } from './pages/locations.js'
 import { OrdersPage } from './pages/orders.js'
 import { PetPage } from './pages/pet.js'
 import { StockPage } from './pages/stock.js'
@@ -22,6 +23,7 @@ const PAGES: { path: string; name: string; admin?: boolean }[] = [
   { path: '/orders', name: 'Orders' },
   { path: '/holds', name: 'Holds' },
   { path: '/changes', name: 'Changes' },
+  { path: '/locations', name: 'Locations' },
   { path: '/keys', name: 'Keys', admin: true },
   { path: '/webhooks', name: 'Webhooks', admin: true },
   { path: '/deprecations', name: 'Deprecations', admin: true },
@@ -35,6 +37,7 @@ function pageFor(route: string, session: Session) {
   if (route.startsWith('/orders')) return <OrdersPage session={session} />
   if (route.startsWith('/holds')) return <HoldsPage session={session} />
   if (route.startsWith('/changes')) return <ChangesPage session={session} />
+  if (route.startsWith('/locations')) return <LocationsPage session={session} />
   if (route.startsWith('/keys') && session.can('admin')) return <KeysPage session={session} />
   if (route.startsWith('/webhooks') && session.can('admin')) return <WebhooksPage session={session} />
   if (route.startsWith('/deprecations') && session.can('admin')) return <DeprecationsPage session={session} />

@@ -1,5 +1,6 @@
 import type { InventoryChange } from 'petstore-client'
 import { useState } from 'preact/hooks'
+import { rowLocation } from './locations.js'
 
 /** `before` past every seq (the int64 maximum): the ledger read from its newest row. */
 export const NEWEST = 9223372036854775807n
@@ -30,8 +31,21 @@ const movement = (change: InventoryChange) => {
   return delta > 0 ? `+${delta}` : delta < 0 ? `−${-delta}` : '±0'
 }
 
-/** Ledger rows as a `Changes` table, newest first as given: the store's (with a Pet column) or one pet's. */
-export function ChangesTable({ changes, withPet, busy }: { changes: InventoryChange[]; withPet: boolean; busy: boolean }) {
+/**
+ * Ledger rows as a `Changes` table, newest first as given: the store's (with a Pet column) or one pet's.
+ * With `locationName` (a store with several locations), a Location column says whose From and To they are.
+ */
+export function ChangesTable({
+  changes,
+  withPet,
+  busy,
+  locationName,
+}: {
+  changes: InventoryChange[]
+  withPet: boolean
+  busy: boolean
+  locationName?: ((id: bigint) => string) | undefined
+}) {
   // The batches opened to show their rows, by batchId.
   const [open, setOpen] = useState<ReadonlySet<string>>(new Set())
   const toggle = (batchId: string) =>
@@ -51,6 +65,7 @@ export function ChangesTable({ changes, withPet, busy }: { changes: InventoryCha
         </td>
       )}
       <td>{change.reason}</td>
+      {locationName && <td class="location">{locationName(rowLocation(change))}</td>}
       <td class="num">{orDash(change.previousQuantity)}</td>
       <td class="num">{change.quantity}</td>
       <td class="note">{orDash(change.note)}</td>
@@ -72,7 +87,7 @@ export function ChangesTable({ changes, withPet, busy }: { changes: InventoryCha
         <td>
           <time dateTime={first.at}>{when.format(Date.parse(first.at))}</time>
         </td>
-        <td colSpan={withPet ? 6 : 5}>
+        <td colSpan={(withPet ? 6 : 5) + (locationName ? 1 : 0)}>
           <div class="batch-line">
             <button type="button" class="disclosure" aria-expanded={expanded} onClick={() => toggle(batchId)}>
               Batch of {rows.length} changes
@@ -107,6 +122,7 @@ export function ChangesTable({ changes, withPet, busy }: { changes: InventoryCha
             <th scope="col">When</th>
             {withPet && <th scope="col">Pet</th>}
             <th scope="col">Reason</th>
+            {locationName && <th scope="col">Location</th>}
             <th scope="col" class="num">
               From
             </th>

@@ -2,12 +2,14 @@ import {
   type InventoryAdjustment,
   type InventoryItem,
   type InventoryUpdate,
-  PetstoreConnectionError,
+  type Location,
   PetstoreError,
-  PetstoreUnknownOutcomeError,
+  type StockLevel,
 } from 'petstore-client'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { useLiveChanges } from './live.js'
+import { DEFAULT_LOCATION, rowLocation, withLevel } from './locations.js'
+import { bodyText, MAX, newKey, uncertain, wholeNumber } from './moves.js'
 import { describeProblem } from './problems.js'
 import { api } from './session.js'
 import { Problem } from './parts.js'
@@ -17,7 +19,6 @@ type MoveReason = NonNullable<InventoryAdjustment['reason']>
 /** What the number in the dialog means: the new quantity, or units that arrived or went. */
 type Mode = 'set' | 'receive' | 'remove'
 
-const MAX = 2147483647
 /** Each kind of change: its field's label, the reasons it offers (a set: the four it always had, then damage and loss), and the preselected one. */
 const MODES: { mode: Mode; label: string; field: string; reasons: SetReason[]; preselected: SetReason }[] = [
   {
@@ -31,25 +32,6 @@ const MODES: { mode: Mode; label: string; field: string; reasons: SetReason[]; p
   { mode: 'remove', label: 'Remove', field: 'Units to remove', reasons: ['damage', 'loss', 'adjustment'], preselected: 'damage' },
 ]
 
-/** A whole number typed in a field (digits only, spaces around allowed), or undefined. */
-const wholeNumber = (text: string) => (/^\s*\d{1,10}\s*$/.test(text) ? Number(text) : undefined)
-
-/** Whether a failed adjustment may have been applied all the same (no answer, or a failure on the way). */
-const uncertain = (error: unknown) =>
-  error instanceof PetstoreUnknownOutcomeError ||
-  error instanceof PetstoreConnectionError ||
-  (error instanceof PetstoreError && error.status >= 500)
-
-/** A random UUID v4 (crypto.randomUUID exists only in secure contexts; getRandomValues everywhere). */
-function newKey(): string {
-  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID()
-  const b = crypto.getRandomValues(new Uint8Array(16))
-  b[6] = (b[6]! & 0x0f) | 0x40
-  b[8] = (b[8]! & 0x3f) | 0x80
-  const hex = [...b].map((x) => x.toString(16).padStart(2, '0')).join('')
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
-}
-
 /**
  * Changes one entry's stock: sets its quantity, or receives or removes a number of units.
  *
@@ -60,17 +42,36 @@ function newKey(): string {
  * and the service refuses one that would take it below zero or past the maximum, in words shown here.
  * Each is sent with an Idempotency-Key, kept while the same adjustment is saved again after the service
  * did not answer, so that saving again cannot count the units twice.
+ *
+ * With `locations` (the store's active ones, when there are several), the change applies at one of
+ * them, `locationId` (the default location unless given) first: the dialog shows and sets that
+ * location's stock, and the write names it. The ETag is still the entry's, so a change anywhere
+ * meanwhile stops a set.
  */
-export function EditDialog({ item, onClose }: { item: InventoryItem; onClose: (saved: boolean) => void }) {
+export function EditDialog({
+  item,
+  locations,
+  locationId,
+  onClose,
+}: {
+  item: InventoryItem
+  locations?: Location[] | undefined
+  locationId?: bigint | undefined
+  onClose: (saved: boolean) => void
+}) {
+  const several = locations !== undefined && locations.length > 1
   const dialog = useRef<HTMLDialogElement>(null)
   const [etag, setEtag] = useState<string | undefined>()
-  const [current, setCurrent] = useState<number | undefined>()
+  // The entry's quantity (one location), or the pet's stock at each location (several).
+  const [entryQuantity, setEntryQuantity] = useState<number | undefined>()
+  const [levels, setLevels] = useState<StockLevel[] | undefined>()
+  const [at, setAt] = useState(locationId ?? DEFAULT_LOCATION)
   const [mode, setMode] = useState<Mode>('set')
   const [quantity, setQuantity] = useState(String(item.quantity))
   const [units, setUnits] = useState('')
   const [reason, setReason] = useState<SetReason>('count')
   const [note, setNote] = useState('')
-  const [conflict, setConflict] = useState<InventoryItem | undefined>()
+  const [conflict, setConflict] = useState<number | undefined>()
   const [problem, setProblem] = useState<string | undefined>()
   const [busy, setBusy] = useState(false)
   // The adjustment last sent without a certain outcome, and the Idempotency-Key it went with.
@@ -89,19 +90,28 @@ export function EditDialog({ item, onClose }: { item: InventoryItem; onClose: (s
     onClose(saved)
   }
 
+  /** What a location holds in `read` (0 where the pet was never stocked). */
+  const levelAt = (read: StockLevel[], location: bigint) => read.find((level) => level.locationId === location)?.quantity ?? 0
+  const nameOf = (location: bigint) => locations?.find((l) => l.id === location)?.name ?? `Location ${location}`
+
   useEffect(() => {
     dialog.current?.showModal()
-    api.inventory
-      .get(item.petId)
-      .then((read) => {
+    Promise.all([api.inventory.get(item.petId), several ? api.inventory.locations(item.petId) : undefined])
+      .then(([read, stocked]) => {
         setEtag(read.etag)
-        setCurrent(read.item.quantity)
-        setQuantity(String(read.item.quantity))
+        setEntryQuantity(read.item.quantity)
+        setLevels(stocked)
+        setQuantity(String(stocked === undefined ? read.item.quantity : levelAt(stocked, at)))
       })
       .catch((error) => setProblem(describeProblem(error)))
   }, [item.petId])
-  // What the entry holds, as it changes anywhere while the dialog is open (the ETag stays as read).
-  useLiveChanges((change) => change.petId === item.petId && setCurrent(change.quantity))
+  // What the entry (or each location) holds, as it changes anywhere while the dialog is open (the ETag stays as read).
+  useLiveChanges((change) => {
+    if (change.petId !== item.petId) return
+    if (several) setLevels((read) => read && withLevel(read, rowLocation(change), change.quantity))
+    else setEntryQuantity(change.quantity)
+  })
+  const current = several ? (levels === undefined ? undefined : levelAt(levels, at)) : entryQuantity
 
   const shown = MODES.find((m) => m.mode === mode)!
   const choose = (next: Mode) => {
@@ -109,7 +119,15 @@ export function EditDialog({ item, onClose }: { item: InventoryItem; onClose: (s
     setReason(MODES.find((m) => m.mode === next)!.preselected)
     setProblem(undefined)
   }
+  const chooseLocation = (next: bigint) => {
+    setAt(next)
+    setConflict(undefined)
+    setProblem(undefined)
+    if (levels !== undefined) setQuantity(String(levelAt(levels, next)))
+  }
   const withNote = () => (note.trim() ? { note: note.trim() } : {})
+  // The location named only with several: a one-location store's writes are as they always were.
+  const atLocation = () => (several ? { locationId: at } : {})
 
   const save = async (ifMatch: string | undefined) => {
     const value = wholeNumber(quantity)
@@ -117,12 +135,16 @@ export function EditDialog({ item, onClose }: { item: InventoryItem; onClose: (s
     setBusy(true)
     setProblem(undefined)
     try {
-      await api.inventory.set(item.petId, { quantity: value, reason, ...withNote() }, { ifMatch })
+      await api.inventory.set(item.petId, { quantity: value, reason, ...withNote(), ...atLocation() }, { ifMatch })
       finish(true)
     } catch (error) {
       if (error instanceof PetstoreError && error.code === 'precondition_failed') {
-        const read = await api.inventory.get(item.petId).catch(() => undefined)
-        setConflict(read?.item)
+        const [read, stocked] = await Promise.all([
+          api.inventory.get(item.petId).catch(() => undefined),
+          several ? api.inventory.locations(item.petId).catch(() => undefined) : undefined,
+        ])
+        if (stocked !== undefined) setLevels(stocked)
+        setConflict(several ? (stocked === undefined ? undefined : levelAt(stocked, at)) : read?.item.quantity)
         setEtag(read?.etag)
       } else setProblem(describeProblem(error))
     } finally {
@@ -133,8 +155,13 @@ export function EditDialog({ item, onClose }: { item: InventoryItem; onClose: (s
   const move = async () => {
     const count = wholeNumber(units)
     if (count === undefined || count < 1 || count > MAX) return setProblem(`The number of units is a whole number from 1 to ${MAX}.`)
-    const adjustment: InventoryAdjustment = { delta: mode === 'remove' ? -count : count, reason: reason as MoveReason, ...withNote() }
-    const body = JSON.stringify(adjustment)
+    const adjustment: InventoryAdjustment = {
+      delta: mode === 'remove' ? -count : count,
+      reason: reason as MoveReason,
+      ...withNote(),
+      ...atLocation(),
+    }
+    const body = bodyText(adjustment)
     const key = pending.current?.body === body ? pending.current.key : newKey()
     setBusy(true)
     setProblem(undefined)
@@ -154,7 +181,9 @@ export function EditDialog({ item, onClose }: { item: InventoryItem; onClose: (s
     mode === 'set' || current === undefined || wholeNumber(units) === undefined
       ? undefined
       : current + (mode === 'remove' ? -1 : 1) * wholeNumber(units)!
-  const settable = mode !== 'set' || etag !== undefined
+  const ready = etag !== undefined && (!several || levels !== undefined)
+  const settable = mode !== 'set' || ready
+  const where = several ? ` at ${nameOf(at)}` : ''
 
   return (
     <dialog ref={dialog} aria-labelledby="edit-title" onCancel={() => finish(false)} onClose={() => finish(false)}>
@@ -167,6 +196,18 @@ export function EditDialog({ item, onClose }: { item: InventoryItem; onClose: (s
         }}
       >
         <h3 id="edit-title">Edit pet {String(item.petId)}</h3>
+        {several && (
+          <>
+            <label for="edit-location">Location</label>
+            <select id="edit-location" value={String(at)} onChange={(e) => chooseLocation(BigInt(e.currentTarget.value))}>
+              {locations.map((location) => (
+                <option key={String(location.id)} value={String(location.id)}>
+                  {location.name}
+                </option>
+              ))}
+            </select>
+          </>
+        )}
         <fieldset class="modes">
           <legend>Change</legend>
           {MODES.map((m) => (
@@ -185,12 +226,12 @@ export function EditDialog({ item, onClose }: { item: InventoryItem; onClose: (s
           autofocus
           required
           aria-describedby="edit-stock"
-          readOnly={mode === 'set' && etag === undefined}
+          readOnly={mode === 'set' && !ready}
           value={mode === 'set' ? quantity : units}
           onInput={(e) => (mode === 'set' ? setQuantity : setUnits)(e.currentTarget.value)}
         />
         <p id="edit-stock" class="hint">
-          {current === undefined ? 'Reading the entry…' : `In stock now: ${current}`}
+          {current === undefined ? 'Reading the entry…' : `In stock${where} now: ${current}`}
           {after !== undefined && after >= 0 && after <= MAX && `; after this: ${after}`}
         </p>
         <label for="edit-reason">Reason</label>
@@ -203,10 +244,10 @@ export function EditDialog({ item, onClose }: { item: InventoryItem; onClose: (s
         </select>
         <label for="edit-note">Note</label>
         <input id="edit-note" maxLength={500} value={note} onInput={(e) => setNote(e.currentTarget.value)} />
-        {conflict && mode === 'set' && (
+        {conflict !== undefined && mode === 'set' && (
           <div role="alert" class="conflict">
             <p>
-              Someone changed this entry meanwhile: its quantity is now <strong>{conflict.quantity}</strong>.
+              Someone changed this entry meanwhile: its quantity{where} is now <strong>{conflict}</strong>.
             </p>
             <button type="button" disabled={busy} onClick={() => void save(etag)}>
               Re-apply {quantity}

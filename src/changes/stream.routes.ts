@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyError } from 'fastify'
 import fp from 'fastify-plugin'
+import { assertReachesEverywhere } from '../http/plugins/auth.js'
 import { Type } from 'typebox'
 import { InvalidInputError, UnavailableError } from '../errors.js'
 import { API_ROUTE_DEPENDENCIES } from '../http/api-prefix.js'
@@ -153,6 +154,7 @@ const routes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { str
       },
     },
     async (request, reply) => {
+      assertReachesEverywhere(request, "the stream shows every location's changes")
       const query = request.query as { after?: bigint; petId?: bigint }
       const lastEventId = request.headers['last-event-id']
       let start = query.after

@@ -1,5 +1,5 @@
 import { ConfigError, describeVariables, loadConfig, maskUrl, tracingEnabled } from '../config.js'
-import { DELTA_REASONS, MAX_BATCH_CHANGES, SCOPES } from '../domain.js'
+import { DEFAULT_LOCATION_ID, DELTA_REASONS, MAX_BATCH_CHANGES, PET_STATUSES, SCOPES } from '../domain.js'
 import { DomainError } from '../errors.js'
 import { StorageOpenError } from '../storage/open-storage.js'
 import { backupCommand, restoreCommand } from './backup.js'
@@ -8,6 +8,7 @@ import { holdsCommand } from './holds.js'
 import { importCommand } from './import.js'
 import { type CliIo, parseCommand, say, UsageError, unknownCommand, unknownOption, withStorage } from './io.js'
 import { keysCommand } from './keys.js'
+import { locationsCommand, stockCommand, transferCommand } from './locations.js'
 import { adjustCommand, batchCommand } from './stock-moves.js'
 import { ledgerCommand } from './ledger.js'
 import { deprecationsCommand, historyCommand } from './reports.js'
@@ -30,12 +31,27 @@ Commands:
   import inventory FILE        upsert entries from FILE (.json or .csv), all or nothing
   import pets FILE             upsert pets from FILE (.json), and their statuses in the inventory, all or nothing
   adjust PETID DELTA [--reason R] [--note TEXT]
-                               add DELTA (negative: remove) to a pet's stock, never below 0; R one of
+      [--location ID]          add DELTA (negative: remove) to a pet's stock, never below 0; R one of
                                ${DELTA_REASONS.join(', ')} (default adjustment); prints the entry as JSON
+                               (with --location: the stock there, as the API answers)
   batch FILE|-                 apply the changes in FILE (- reads stdin), in order, all or nothing, as one batch of
                                1-${MAX_BATCH_CHANGES}: {"changes":[...]}, an array, or one change per line (NDJSON), each
-                               {petId, quantity [, expectedQuantity] | delta [, reason] [, note]} as the API takes them;
+                               {petId, quantity [, expectedQuantity] | delta [, reason] [, note] [, locationId]} or a
+                               transfer {petId, fromLocationId, toLocationId, quantity [, note]} as the API takes them;
                                prints {"batchId":...,"entries":[...]}
+  transfer PETID QUANTITY --from ID --to ID [--note TEXT]
+                               move QUANTITY units of a pet from one location to another, in one transaction;
+                               prints the answer as JSON (the destination's stock, with the source's in "from")
+  stock PETID [--json]         one pet's stock at each location (the default one first), and its total
+  locations list [--json]      the locations by id (the default one, ${DEFAULT_LOCATION_ID}, first), active or not
+  locations add NAME           create an active, empty location (NAME: 1-100 characters, unique case aside); prints it
+                               as JSON
+  locations rename ID NAME     rename a location; prints it as JSON
+  locations deactivate ID      stop a location taking stock (only while it holds none; never the default one)
+  locations activate ID        let an inactive location take stock again
+  locations stock ID [--status S] [--limit N] [--after PETID] [--json]
+                               one location's stock by petId, a page of N (1-1000, default 100) after PETID (S:
+                               ${PET_STATUSES.join(', ')}); when more follow, stderr says the command for the next page
   holds list [--status S] [--limit N] [--json]
                                holds for checkouts by id (S: active, confirmed, released, expired; N: 1-1000,
                                default 100), active ones with their time left
@@ -97,6 +113,12 @@ async function command(argv: string[], io: CliIo): Promise<void> {
       return adjustCommand(args, io)
     case 'batch':
       return batchCommand(args, io)
+    case 'transfer':
+      return transferCommand(args, io)
+    case 'stock':
+      return stockCommand(args, io)
+    case 'locations':
+      return locationsCommand(args, io)
     case 'holds':
       return holdsCommand(args, io)
     case 'history':

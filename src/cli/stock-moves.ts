@@ -4,20 +4,21 @@ import { CLI_ACTOR, DELTA_REASONS, type DeltaReason, MAX_BATCH_CHANGES } from '.
 import { InvalidInputError } from '../errors.js'
 import { openRegularFile } from '../import/regular-file.js'
 import { parseInt64 } from '../int64.js'
-import { itemJson } from '../inventory/inventory.json.js'
+import { changedEntryJson } from '../inventory/inventory.json.js'
 import { NoteSchema } from '../inventory/inventory.schema.js'
 import { InventoryService } from '../inventory/inventory.service.js'
 import { InventoryBatchChangeSchema, stockChange } from '../inventory/stock-moves.schema.js'
 import type { StockChange } from '../stock/writes.js'
 import { createValidator, describeValidationError, excerpt } from '../validation.js'
 import { type CliIo, parseCommand, parseCommandWithNegatives, UsageError, withStorage } from './io.js'
+import { locationIdArg, writtenLocationId } from './locations.js'
 
 const INT32_MIN = -2147483648
 const INT32_MAX = 2147483647
 
 const ADJUST_USAGE =
-  `adjust: use adjust PETID DELTA [--reason R] [--note TEXT], PETID a decimal int64, DELTA a non-zero int32, ` +
-  `R one of ${DELTA_REASONS.join(', ')}`
+  `adjust: use adjust PETID DELTA [--reason R] [--note TEXT] [--location ID], PETID a decimal int64, DELTA a non-zero int32, ` +
+  `R one of ${DELTA_REASONS.join(', ')}, ID a location's id (the default location when absent)`
 const BATCH_USAGE = 'batch: use batch FILE, or batch - to read the changes from stdin'
 
 /**
@@ -32,11 +33,17 @@ const validateNote = validator.compile(NoteSchema)
 const validateChange = validator.compile(InventoryBatchChangeSchema)
 
 /**
- * `petstore adjust PETID DELTA [--reason R] [--note TEXT]`: adds DELTA (negative: removes) to the
- * entry as POST /v1/inventory/{petId}/adjustments does, and prints the entry it left as the API's JSON.
+ * `petstore adjust PETID DELTA [--reason R] [--note TEXT] [--location ID]`: adds DELTA (negative:
+ * removes) to the entry, at location ID when given, as POST /v1/inventory/{petId}/adjustments does,
+ * and prints what it left as the API's JSON: the pet's entry, or with --location that location's stock.
  */
 export async function adjustCommand(args: string[], io: CliIo): Promise<void> {
-  const { values, positionals } = parseCommandWithNegatives('adjust', args, { reason: { type: 'string' }, note: { type: 'string' } }, 2)
+  const { values, positionals } = parseCommandWithNegatives(
+    'adjust',
+    args,
+    { reason: { type: 'string' }, note: { type: 'string' }, location: { type: 'string' } },
+    2,
+  )
   if (positionals.length < 2) throw new UsageError(ADJUST_USAGE)
   const petId = parseInt64(positionals[0]!)
   if (petId === undefined) throw new UsageError(`adjust: PETID must be a decimal int64 (got ${excerpt(positionals[0]!)})`)
@@ -51,16 +58,19 @@ export async function adjustCommand(args: string[], io: CliIo): Promise<void> {
   const note = values.note
   if (note !== undefined && !validateNote(note))
     throw new UsageError(`adjust: ${describeValidationError(validateNote.errors![0]!, '--note')}`)
+  const location = values.location === undefined ? undefined : locationIdArg('adjust', '--location', values.location)
+  const locationId = location === undefined ? undefined : writtenLocationId(location)
   const answer = await withStorage(io, (storage) =>
-    new InventoryService(storage).adjust(petId, Number(exact), CLI_ACTOR, { reason: reason as DeltaReason | undefined, note }),
+    new InventoryService(storage).adjust(petId, Number(exact), CLI_ACTOR, { reason: reason as DeltaReason | undefined, note, locationId }),
   )
   if (answer.error) throw answer.error
-  io.stdout.write(`${itemJson(answer.entries[0]!)}\n`)
+  io.stdout.write(`${changedEntryJson(answer.entries[0]!)}\n`)
 }
 
 /**
- * `petstore batch FILE|-`: the changes of FILE (or stdin), each as POST /v1/inventory/batch takes it,
- * applied in order, all or nothing, as one batch; prints `{"batchId":...,"entries":[...]}` as the API does.
+ * `petstore batch FILE|-`: the changes of FILE (or stdin), each as POST /v1/inventory/batch takes it
+ * (a set or a delta, at `locationId` or the default location, or a transfer), applied in order, all
+ * or nothing, as one batch; prints `{"batchId":...,"entries":[...]}` as the API does.
  */
 export async function batchCommand(args: string[], io: CliIo): Promise<void> {
   const [source] = parseCommand('batch', args, {}, 1).positionals
@@ -69,7 +79,7 @@ export async function batchCommand(args: string[], io: CliIo): Promise<void> {
   const changes = batchChanges(decode(await readBounded(source, io), name), name)
   const answer = await withStorage(io, (storage) => new InventoryService(storage).batch(changes, CLI_ACTOR))
   if (answer.error) throw answer.error
-  io.stdout.write(`{"batchId":"${answer.batchId}","entries":[${answer.entries.map(itemJson).join(',')}]}\n`)
+  io.stdout.write(`{"batchId":"${answer.batchId}","entries":[${answer.entries.map(changedEntryJson).join(',')}]}\n`)
 }
 
 /** The bytes of FILE, or of stdin for `-`, refused as soon as they pass BATCH_FILE_LIMIT. */

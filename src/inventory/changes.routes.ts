@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
+import { assertReachesEverywhere } from '../http/plugins/auth.js'
 import { Type } from 'typebox'
 import { InvalidInputError } from '../errors.js'
 import { API_PREFIX, API_ROUTE_DEPENDENCIES } from '../http/api-prefix.js'
@@ -109,6 +110,7 @@ const routes: FastifyPluginAsyncTypebox<ChangesRoutesOptions> = async (app, { in
       },
     },
     async (request, reply) => {
+      assertReachesEverywhere(request, "the ledger shows every location's changes")
       const { rows, link } = await readPage(inventory, request.query as ChangesQuery)
       if (link !== undefined) reply.header('link', link)
       return sendJsonText(reply, `[${rows.map(changeJson).join(',')}]`)

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { API_PREFIX, API_ROUTE_DEPENDENCIES } from '../http/api-prefix.js'
 import { Type } from 'typebox'
-import { buildListBody, type ListBody } from '../cache/list-body.js'
+import { buildListBody, type ListBody, releaseListBody } from '../cache/list-body.js'
 import { Spool } from '../cache/spool.js'
 import type { VersionedValue } from '../cache/versioned.js'
 import type { Config } from '../config.js'
@@ -126,13 +126,21 @@ const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (
     },
     async (request, reply) => {
       const { limit, after, status } = request.query as InventoryListQuery
+      // A key held to locations sees each quantity summed over its own (docs/api.md, "Keys held to locations").
+      const reach = request.apiKey.locations
       if (limit === undefined && after === undefined) {
+        if (reach) {
+          const own = await buildListBody(inventory.reachablePieces(reach), { spool: makeSpool, status })
+          reply.raw.once('close', () => releaseListBody(own))
+          return sendRepresentation(request, reply, own.bytes, own.tag)
+        }
         const list = await wholeList(request, status)
         return sendRepresentation(request, reply, list.bytes, list.tag)
       }
       const size = limit ?? DEFAULT_PAGE_SIZE
       // One row beyond the page says whether a next one exists, so the last page never links to an empty one.
-      const rows = await inventory.list({ after, limit: size + 1, status })
+      const query = { after, limit: size + 1, status }
+      const rows = reach ? await inventory.listReachable(reach, query) : await inventory.list(query)
       const items = page(reply, rows, size, INVENTORY_PATH, (entry) => entry.petId, { status })
       return sendJsonText(reply, `[${items.map(itemJson).join(',')}]`)
     },
@@ -158,7 +166,11 @@ const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (
         },
       },
     },
-    async (request, reply) => sendRepresentation(request, reply, itemJson(await inventory.get(request.params.petId))),
+    async (request, reply) => {
+      const reach = request.apiKey.locations
+      const { petId } = request.params
+      return sendRepresentation(request, reply, itemJson(await (reach ? inventory.getReachable(reach, petId) : inventory.get(petId))))
+    },
   )
 
   app.patch(

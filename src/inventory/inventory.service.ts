@@ -1,12 +1,30 @@
 import { randomUUID } from 'node:crypto'
-import { ConflictError, CursorExpiredError, type DomainError, jumpedOver, NotFoundError, PreconditionFailedError } from '../errors.js'
-import type { Actor, DeltaReason, ImportRecord, InventoryChange, InventoryItem, PetStatus, SetReason } from '../domain.js'
+import {
+  ConflictError,
+  CursorExpiredError,
+  type DomainError,
+  InvalidInputError,
+  jumpedOver,
+  NotFoundError,
+  PreconditionFailedError,
+} from '../errors.js'
+import {
+  type Actor,
+  type DeltaReason,
+  type ImportRecord,
+  type InventoryChange,
+  type InventoryItem,
+  MAX_QUANTITY,
+  type PetStatus,
+  type SetReason,
+} from '../domain.js'
 import { refusingDuplicates, type ImportSource } from '../import/import-source.js'
 import type {
   ChangeQuery,
   Imports,
   InventoryQuery,
   InventoryReads,
+  LocationStore,
   LedgerJumps,
   LedgerReads,
   LedgerRetention,
@@ -14,7 +32,11 @@ import type {
 } from '../storage/ports.js'
 import { isLocationRefusal, locationRefusalError } from '../stock/location-refusal.js'
 import type { ChangedEntry, Precondition, StockChange } from '../stock/writes.js'
+import { itemJson } from './inventory.json.js'
 import { changesFingerprint, refusalError } from './stock-moves.js'
+
+/** Entries read a statement at a time for a key held to locations (reachablePieces). */
+const READ_PAGE = 2000
 
 /**
  * What changes applied all or nothing answered: the resulting entries (in the order of the changes)
@@ -45,7 +67,43 @@ export async function assertCursorKept(ledger: CursorChecks, after: bigint): Pro
 export type ChangeFilter = Pick<ChangeQuery, 'petId' | 'reason'>
 
 export class InventoryService {
-  constructor(private readonly storage: InventoryReads & StockWrites & CursorChecks & Pick<Imports, 'importInventory'>) {}
+  constructor(
+    private readonly storage: InventoryReads &
+      StockWrites &
+      CursorChecks &
+      Pick<Imports, 'importInventory'> &
+      Pick<LocationStore, 'listReachableInventory'>,
+  ) {}
+
+  /**
+   * The list as a key held to `reach` sees it (each quantity the sum over those locations), as JSON
+   * pieces of READ_PAGE entries, each page read by keyset in a statement of its own: not one snapshot
+   * as the whole list is, and never cached (it is that key's alone).
+   */
+  reachablePieces(reach: readonly number[]): { forEachJsonPiece: InventoryService['forEachJsonPiece'] } {
+    return {
+      forEachJsonPiece: async (onPiece, status) => {
+        for (let after: bigint | undefined, first = true; ; first = false) {
+          const page = await this.storage.listReachableInventory(reach, { after, limit: READ_PAGE, status })
+          if (page.length > 0) await onPiece(Buffer.from(`${first ? '' : ','}${page.map(itemJson).join(',')}`), page.length)
+          if (page.length < READ_PAGE) return
+          after = page[page.length - 1]!.petId
+        }
+      },
+    }
+  }
+
+  /** A page of the list as a key held to `reach` sees it. */
+  listReachable(reach: readonly number[], query: InventoryQuery): Promise<InventoryItem[]> {
+    return this.storage.listReachableInventory(reach, query)
+  }
+
+  /** One entry as a key held to `reach` sees it. */
+  async getReachable(reach: readonly number[], petId: bigint): Promise<InventoryItem> {
+    const [item] = await this.storage.listReachableInventory(reach, { petId, limit: 1 })
+    if (!item) throw new NotFoundError(`No inventory entry for pet ${petId}`)
+    return item
+  }
 
   /** Every entry (or those of one status) as the list's JSON, in pieces from one snapshot (see Storage.forEachInventoryJson). */
   forEachJsonPiece(onPiece: (json: Buffer, entries: number) => Promise<void>, status?: PetStatus): Promise<void> {
@@ -134,6 +192,10 @@ export class InventoryService {
     actor: Actor,
     idempotencyKey?: string,
   ): Promise<ChangesOutcome> {
+    // The HTTP schema says the same; the CLI comes here directly.
+    if (move.fromLocationId === move.toLocationId) throw new InvalidInputError('toLocationId must be another location than fromLocationId')
+    if (!Number.isSafeInteger(move.quantity) || move.quantity < 1 || move.quantity > MAX_QUANTITY)
+      throw new InvalidInputError(`quantity must be an integer from 1 to ${MAX_QUANTITY}`)
     return this.applyChanges(null, [{ petId, ...move, transferId: randomUUID() }], actor, idempotencyKey, 'transfer')
   }
 

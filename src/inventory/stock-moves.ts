@@ -37,7 +37,8 @@ export function refusalError(change: StockChange, refusal: ChangeRefusal, index?
       : ` at location ${change.locationId}`
   switch (refusal.refused) {
     case 'location_not_found':
-    case 'location_inactive': {
+    case 'location_inactive':
+    case 'location_out_of_reach': {
       const error = locationRefusalError(refusal)
       error.message = `${at}${error.message}`
       return error

@@ -1,5 +1,6 @@
 import { Type } from 'typebox'
-import { SCOPES } from '../domain.js'
+import { LOCATION_LIMITS, SCOPES } from '../domain.js'
+import { LOCATION_ID, LocationIdSchema } from '../locations/location-id.schema.js'
 import { Int64IdSchema, Int64Schema } from '../http/int64.schema.js'
 import { KEY_NAME_PATTERN, KEY_PATTERN } from './api-key.js'
 
@@ -21,6 +22,13 @@ const keyFields = {
   lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
     description: 'When it last authenticated a request, to the minute; null when never.',
   }),
+  locations: Type.Optional(
+    Type.Array(LocationIdSchema(LOCATION_ID), {
+      minItems: 1,
+      description:
+        'The locations it is held to, by id: it reads and writes only their stock (docs/api.md, "Keys held to locations"). Absent: every location.',
+    }),
+  ),
 }
 
 const KEY_EXAMPLE = {
@@ -66,6 +74,16 @@ export const ApiKeyCreateSchema = Type.Object(
       uniqueItems: true,
       description: 'The scopes to grant: at least one, each once. Grant only what the client needs.',
     }),
+    locations: Type.Optional(
+      Type.Array(LocationIdSchema(LOCATION_ID), {
+        minItems: 1,
+        maxItems: LOCATION_LIMITS.perKey,
+        uniqueItems: true,
+        description:
+          `Hold the key to these locations (1 to ${LOCATION_LIMITS.perKey}, each active): a shop's till reads and writes only ` +
+          'its own stock. Without it, the key reaches every location.',
+      }),
+    ),
   },
   {
     $id: 'ApiKeyCreate',

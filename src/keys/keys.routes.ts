@@ -15,7 +15,8 @@ export interface KeysRoutesOptions {
 }
 
 /** What the API shows of a key: never its secret or hash, nor (keys being listed active) a revocation. */
-const keyJson = ({ id, name, scopes, createdAt, lastUsedAt }: ApiKey) => ({ id, name, scopes, createdAt, lastUsedAt })
+const keyJson = ({ id, name, scopes, createdAt, lastUsedAt, locations }: ApiKey) =>
+  locations === undefined ? { id, name, scopes, createdAt, lastUsedAt } : { id, name, scopes, createdAt, lastUsedAt, locations }
 
 /** A key id from the path: ids are 32-bit, so a larger int64 names no key. */
 function keyId(id: bigint): number {
@@ -69,8 +70,8 @@ const routes: FastifyPluginAsyncTypebox<KeysRoutesOptions> = async (app, { keys 
       },
     },
     async (request, reply) => {
-      const { name, scopes } = request.body as { name: string; scopes: ApiKey['scopes'] }
-      const { key, token } = await keys.create(name, scopes)
+      const { name, scopes, locations } = request.body as { name: string; scopes: ApiKey['scopes']; locations?: number[] }
+      const { key, token } = await keys.create(name, scopes, locations)
       reply.code(201).header('location', `${API_PREFIX}/keys/${key.id}`)
       return { ...keyJson(key), token }
     },

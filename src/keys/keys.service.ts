@@ -1,8 +1,8 @@
 import { bearerToken } from '../bearer-token.js'
 import type { VersionedLru } from '../cache/versioned.js'
-import { type AuthenticatedKey, isScope, SCOPES, type Scope } from '../domain.js'
-import { ConflictError, InvalidInputError, NotFoundError, UnauthorizedError, UnavailableError } from '../errors.js'
-import type { ApiKey, KeyStore, Storage } from '../storage/ports.js'
+import { type AuthenticatedKey, isScope, LOCATION_LIMITS, SCOPES, type Scope } from '../domain.js'
+import { ConflictError, InvalidInputError, LocationInactiveError, NotFoundError, UnauthorizedError, UnavailableError } from '../errors.js'
+import type { ApiKey, KeyStore, LocationStore, Storage } from '../storage/ports.js'
 import { dbSpan, inSpan } from '../spans.js'
 import { KEY_NAME_PATTERN, generateKey, hashKey, isWellFormedKey, sameHash } from './api-key.js'
 
@@ -35,7 +35,7 @@ export class KeysService {
    * looks its key up (the CLI's case)
    */
   constructor(
-    private readonly storage: KeyStore & Pick<Storage, 'dialect'>,
+    private readonly storage: KeyStore & Pick<LocationStore, 'listLocations'> & Pick<Storage, 'dialect'>,
     private readonly verified?: VersionedLru<string, AuthenticatedKey>,
   ) {}
 
@@ -65,7 +65,8 @@ export class KeysService {
       throw new UnauthorizedError('Unknown or revoked API key', true)
     }
     // Only keys that verified are remembered, so a flood of bad tokens cannot evict good ones.
-    const verified: AuthenticatedKey = { id: key.id, scopes: key.scopes }
+    const verified: AuthenticatedKey =
+      key.locations === undefined ? { id: key.id, scopes: key.scopes } : { id: key.id, scopes: key.scopes, locations: key.locations }
     this.verified?.set(token, keysVersion, verified)
     this.touch(key.id)
     return verified
@@ -89,18 +90,32 @@ export class KeysService {
   }
 
   /**
-   * Creates a key with these scopes (every scope when none are given); the token is returned once
-   * and only its hash is stored.
+   * Creates a key with these scopes (every scope when none are given), held to `locations` when they
+   * are given (each an active location); the token is returned once and only its hash is stored.
    */
-  async create(name: string, scopes: readonly Scope[] = SCOPES): Promise<{ key: ApiKey; token: string }> {
+  async create(name: string, scopes: readonly Scope[] = SCOPES, locations?: readonly number[]): Promise<{ key: ApiKey; token: string }> {
     if (!KEY_NAME_PATTERN.test(name)) {
       throw new InvalidInputError('Key name must start with a letter and hold up to 64 letters, digits, dots, dashes or underscores')
     }
     if (scopes.length === 0) throw new InvalidInputError(`A key needs at least one scope: ${SCOPES.join(', ')}`)
+    if (locations !== undefined) await this.checkLocations(locations)
     const token = generateKey()
-    const key = await this.storage.createKey(name, scopes, hashKey(token), new Date().toISOString())
+    const key = await this.storage.createKey(name, scopes, hashKey(token), new Date().toISOString(), locations)
     if (!key) throw new ConflictError('key_name_taken', `An active key named '${name}' already exists`)
     return { key, token }
+  }
+
+  /** Locations a key is held to: 1 to LOCATION_LIMITS.perKey distinct ones, each there and active. */
+  private async checkLocations(locations: readonly number[]) {
+    if (locations.length === 0 || locations.length > LOCATION_LIMITS.perKey)
+      throw new InvalidInputError(`A key is held to 1 to ${LOCATION_LIMITS.perKey} locations`)
+    if (new Set(locations).size !== locations.length) throw new InvalidInputError('A location is named twice')
+    const known = new Map((await this.storage.listLocations()).map((l) => [l.id, l]))
+    for (const id of locations) {
+      const location = known.get(id)
+      if (!location) throw new NotFoundError(`No location ${id}`)
+      if (!location.active) throw new LocationInactiveError(id)
+    }
   }
 
   /** Every key, revoked ones too (the CLI's listing). */

@@ -4,12 +4,14 @@ import { BIG_PET_ID, Int64IdSchema, Int64Schema, PetIdSchema } from '../http/int
 import { NoteSchema, QuantitySchema } from '../inventory/inventory.schema.js'
 import { LOCATION_ID, LocationIdSchema } from './location-id.schema.js'
 
+/** Not only spaces (the lookahead), and no control character, NUL or unpaired surrogate anywhere. */
+export const LOCATION_NAME_PATTERN = '^(?!\\s*$)[^\\u0000-\\u001F\\u007F\\uD800-\\uDFFF]+$'
+
 /** A location's name: printable text, no NUL nor unpaired surrogate (as a note), unique without regard to case. */
 const LocationNameSchema = Type.String({
   minLength: 1,
   maxLength: LOCATION_LIMITS.nameLength,
-  // Not only spaces (the lookahead), and no control character, NUL or unpaired surrogate anywhere.
-  pattern: '^(?!\\s*$)[^\\u0000-\\u001F\\u007F\\uD800-\\uDFFF]+$',
+  pattern: LOCATION_NAME_PATTERN,
   description: `1 to ${LOCATION_LIMITS.nameLength} characters, not only spaces, no control characters; unique among locations, case aside.`,
 })
 

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { InvalidInputError } from '../errors.js'
+import { locationRefusalError } from '../stock/location-refusal.js'
 import { API_PREFIX, API_ROUTE_DEPENDENCIES } from '../http/api-prefix.js'
 import { errorResponses } from '../http/error.schema.js'
 import { idempotencyHeaders, REPLAYED_HEADER } from '../http/idempotency.js'
@@ -151,9 +152,12 @@ const routes: FastifyPluginAsyncTypebox<LocationsRoutesOptions> = async (app, { 
     },
     async (request, reply) => {
       const { locationId } = request.params
+      const reach = request.apiKey.locations
+      const { id } = await locations.get(locationId)
+      if (reach && !reach.includes(id)) throw locationRefusalError({ refused: 'location_out_of_reach', locationId: id, reach })
       const { limit, after, status } = request.query as InventoryListQuery
       const size = limit ?? DEFAULT_PAGE_SIZE
-      const rows = await locations.stock(locationId, { after, limit: size + 1, status })
+      const rows = await locations.stock(id, { after, limit: size + 1, status })
       const levels = page(reply, rows, size, `${API_PREFIX}/locations/${locationId}/inventory`, (l) => l.petId, { status })
       return sendJsonText(reply, `[${levels.map(levelJson).join(',')}]`)
     },
@@ -177,7 +181,11 @@ const routes: FastifyPluginAsyncTypebox<LocationsRoutesOptions> = async (app, { 
         },
       },
     },
-    async (request, reply) => sendJsonText(reply, `[${(await locations.petStock(request.params.petId)).map(levelJson).join(',')}]`),
+    async (request, reply) => {
+      const reach = request.apiKey.locations
+      const stock = (await locations.petStock(request.params.petId)).filter((l) => !reach || reach.includes(l.locationId))
+      return sendJsonText(reply, `[${stock.map(levelJson).join(',')}]`)
+    },
   )
 
   app.post(

@@ -2,6 +2,13 @@ import { LOCATION_LIMITS, type Location, type StockLevel } from '../domain.js'
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors.js'
 import type { InventoryQuery, LocationStore, LocationUpdate } from '../storage/ports.js'
 import { MAX_LOCATION_ID } from './location-id.schema.js'
+import { LOCATION_NAME_PATTERN } from './location.schema.js'
+
+/** A name as LocationNameSchema takes it (the HTTP schema says the same; the CLI comes here directly). */
+function checkName(name: string) {
+  if (!new RegExp(LOCATION_NAME_PATTERN, 'u').test(name) || [...name].length > LOCATION_LIMITS.nameLength)
+    throw new InvalidInputError(`name must be 1 to ${LOCATION_LIMITS.nameLength} characters, not only spaces, no control characters`)
+}
 
 /** A location id as a path names it (an int64): a number, or undefined when no location can have it. */
 const idOf = (id: bigint | number) => (id >= 1 && id <= MAX_LOCATION_ID ? Number(id) : undefined)
@@ -22,9 +29,7 @@ export class LocationsService {
   }
 
   async create(name: string): Promise<Location> {
-    // The HTTP schema says the same; the CLI comes here directly.
-    if (name.trim() === '' || [...name].length > LOCATION_LIMITS.nameLength)
-      throw new InvalidInputError(`name must be 1 to ${LOCATION_LIMITS.nameLength} characters, not only spaces`)
+    checkName(name)
     const created = await this.store.createLocation(name, new Date().toISOString(), LOCATION_LIMITS.locations)
     if (created === 'name_taken') throw new ConflictError('location_name_taken', `A location named ${JSON.stringify(name)} already exists`)
     if (created === 'limit_reached')
@@ -34,6 +39,7 @@ export class LocationsService {
 
   /** Renames, deactivates (only while it holds nothing; never the default one) or activates a location. */
   async update(id: bigint | number, update: LocationUpdate): Promise<Location> {
+    if (update.name !== undefined) checkName(update.name)
     const known = idOf(id)
     const result = known === undefined ? 'not_found' : await this.store.updateLocation(known, update, new Date().toISOString())
     if (result === 'not_found') throw new NotFoundError(`No location ${id}`)
@@ -43,7 +49,8 @@ export class LocationsService {
     if ('refused' in result)
       throw new ConflictError(
         'location_not_empty',
-        `Location ${id} holds ${result.units} units of ${result.pets} pets; move or remove them before deactivating it`,
+        `Location ${id} holds ${result.units} unit${result.units === 1 ? '' : 's'} of ${result.pets} pet${result.pets === 1 ? '' : 's'}; ` +
+          'move or remove them before deactivating it',
       )
     return result
   }

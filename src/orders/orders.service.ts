@@ -1,7 +1,7 @@
 import { ConflictError, NotFoundError, type DomainError } from '../errors.js'
 import type { Actor, Order, OrderStatus } from '../domain.js'
 import type { OrderQuery, OrderReads, StockWrites } from '../storage/ports.js'
-import { locationRefusalError } from '../stock/location-refusal.js'
+import { isLocationRefusal, locationRefusalError } from '../stock/location-refusal.js'
 
 /** A placement's answer: the order, or the error it got, and whether it repeats an earlier request's answer. */
 export type PlaceAnswer = { replayed: boolean } & ({ order: Order; error?: undefined } | { order?: undefined; error: DomainError })
@@ -58,6 +58,7 @@ export class OrdersService {
   async transition(orderId: bigint, status: OrderStatus, actor: Actor): Promise<Order> {
     const result = await this.storage.writeStock({ kind: 'transition', orderId, status, actor })
     if (result === 'not_found') throw new NotFoundError(`No order ${orderId}`)
+    if (isLocationRefusal(result)) throw locationRefusalError(result)
     if ('refused' in result) {
       throw new ConflictError(
         'invalid_transition',

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { type Actor, MAX_QUANTITY, type Reservation } from '../domain.js'
 import { ConflictError, type DomainError, NotFoundError } from '../errors.js'
 import type { ReservationQuery, ReservationReads, StockWrites } from '../storage/ports.js'
-import { locationRefusalError } from '../stock/location-refusal.js'
+import { isLocationRefusal, locationRefusalError } from '../stock/location-refusal.js'
 import type { HoldLine, HoldRefusal } from '../stock/writes.js'
 
 /** A hold's answer: the hold, or the error it got, and whether it repeats an earlier request's answer. */
@@ -82,6 +82,7 @@ export class ReservationsService {
     const result = await this.storage.writeStock({ kind: 'reservation', reservationId, action, expiresAt, actor })
     if (result === 'not_found') throw new NotFoundError(`No hold ${reservationId}`)
     if ('reservation' in result) return result.reservation
+    if (isLocationRefusal(result)) throw locationRefusalError(result)
     switch (result.refused) {
       case 'reservation_expired':
         throw new ConflictError('reservation_expired', `Hold ${reservationId} has expired: its units are back in stock`)

@@ -97,8 +97,15 @@ export function batchReads(batch: StockWrite[]) {
     locationIds.add(locationId)
     levelPets.add(petId)
   }
+  /** Pets written by a key held to locations: their levels are read (its answers sum its locations only). */
+  const heldPets = new Set<bigint>()
   let placesHold = false
   for (const w of batch) {
+    const held = w.actor.locations
+    if (held)
+      for (const locationId of held) {
+        if (locationId !== DEFAULT_LOCATION_ID) locationIds.add(locationId)
+      }
     if (w.kind === 'transition') orderIds.add(w.orderId)
     else if (w.kind === 'changes')
       for (const c of w.changes) {
@@ -124,8 +131,12 @@ export function batchReads(batch: StockWrite[]) {
     }
     if ((w.kind === 'place' || w.kind === 'changes' || w.kind === 'hold') && w.idempotency && w.actor.keyId !== null)
       claims.push({ keyId: w.actor.keyId, key: w.idempotency.key })
+    if (held)
+      if (w.kind === 'changes') for (const c of w.changes) heldPets.add(c.petId)
+      else if (w.kind === 'hold') for (const line of w.lines) heldPets.add(line.petId)
+      else if (w.kind === 'set' || w.kind === 'place') heldPets.add(w.petId)
   }
-  return { petIds, orderIds, reservationIds, claims, placesHold, locationIds, levelPets, allocatedPets }
+  return { petIds, orderIds, reservationIds, claims, placesHold, locationIds, levelPets, allocatedPets, heldPets }
 }
 
 export type BatchReads = ReturnType<typeof batchReads>
@@ -140,6 +151,7 @@ export function locationReads(reads: BatchReads, state: BatchState): { levelPets
   const levelPets = new Set(reads.levelPets)
   const locationIds = new Set(reads.locationIds)
   for (const petId of reads.allocatedPets) if ((state.elsewhere?.get(petId) ?? 0) > 0) levelPets.add(petId)
+  for (const petId of reads.heldPets) if ((state.elsewhere?.get(petId) ?? 0) > 0) levelPets.add(petId)
   const taken = (petId: bigint, allocations: Allocation[] | undefined) => {
     if (allAtDefault(allocations)) return
     levelPets.add(petId)
@@ -246,21 +258,47 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
     return all
   }
 
-  /** Whether a location is not there or not active (the default one always is). */
-  const refusedAt = (locationId: number | undefined): LocationRefusal | undefined => {
-    if (locationId === undefined || locationId === DEFAULT_LOCATION_ID) return undefined
+  /**
+   * Where a set or a delta that names no location applies: the default location; for a key held to
+   * locations, its one location, or the default one when that is within its reach; undefined when
+   * such a key must name one.
+   */
+  const homeOf = (actor: Actor): number | undefined => {
+    const held = actor.locations
+    if (!held) return DEFAULT_LOCATION_ID
+    if (held.length === 1) return held[0]
+    return held.includes(DEFAULT_LOCATION_ID) ? DEFAULT_LOCATION_ID : undefined
+  }
+  const inReach = (actor: Actor, locationId: number) => !actor.locations || actor.locations.includes(locationId)
+  /** Whether a location named (or meant) is not there, not active, or out of the actor's reach (the default one is always there). */
+  const refusedAt = (locationId: number | undefined, actor: Actor): LocationRefusal | undefined => {
+    if (locationId === undefined) return { refused: 'location_out_of_reach', locationId: DEFAULT_LOCATION_ID, reach: actor.locations }
+    if (!inReach(actor, locationId)) return { refused: 'location_out_of_reach', locationId, reach: actor.locations }
+    if (locationId === DEFAULT_LOCATION_ID) return undefined
     const active = locations.get(locationId)
     if (active === undefined) return { refused: 'location_not_found', locationId }
     return active ? undefined : { refused: 'location_inactive', locationId }
   }
   /** The first of `ids`' locations refused, and at which index of them. */
-  const firstRefused = (ids: (number | undefined)[][]): { index: number; refusal: LocationRefusal } | undefined => {
+  const firstRefused = (ids: (number | undefined)[][], actor: Actor): { index: number; refusal: LocationRefusal } | undefined => {
     for (const [index, named] of ids.entries())
       for (const locationId of named) {
-        const refusal = refusedAt(locationId)
+        const refusal = refusedAt(locationId, actor)
         if (refusal) return { index, refusal }
       }
     return undefined
+  }
+  /** An entry as the actor sees it: for a key held to locations, its quantity the sum over theirs. */
+  const seenBy = (entry: InventoryItem, actor: Actor): InventoryItem => {
+    if (!actor.locations) return entry
+    let quantity = 0
+    for (const locationId of actor.locations) quantity += levelAt(entry, locationId)
+    return { ...entry, quantity }
+  }
+  /** The first of the allocations out of the actor's reach, as a refusal (giving units back is a write there too). */
+  const outOfReach = (allocations: Allocation[], actor: Actor): LocationRefusal | undefined => {
+    const far = allocations.find((a) => !inReach(actor, a.locationId))
+    return far && { refused: 'location_out_of_reach', locationId: far.locationId, reach: actor.locations }
   }
   /** Where units taken from a location come back to: there, unless it was deactivated since (then the default location). */
   const backTo = (locationId: number) => (locations.get(locationId) === true ? locationId : DEFAULT_LOCATION_ID)
@@ -311,11 +349,24 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
     quantities.set(petId, quantity)
   }
 
-  /** Units of one pet taken: from `locationId` only, or where the allocation rule chooses; or what there is, when short. */
-  const take = (entry: InventoryItem, quantity: number, locationId: number | undefined): Allocation[] | { available: number } => {
+  /**
+   * Units of one pet taken: from `locationId` only, or where the allocation rule chooses (among the
+   * actor's locations, for a key held to some); or what there is, when short.
+   */
+  const take = (
+    entry: InventoryItem,
+    quantity: number,
+    locationId: number | undefined,
+    actor: Actor,
+  ): Allocation[] | { available: number } => {
     if (locationId !== undefined) {
       const level = levelAt(entry, locationId)
       return level < quantity ? { available: level } : [{ locationId, quantity }]
+    }
+    if (actor.locations) {
+      const reachable = new Map(actor.locations.map((l) => [l, levelAt(entry, l)]))
+      const available = [...reachable.values()].reduce((a, b) => a + b, 0)
+      return (available >= quantity && allocate(quantity, reachable)) || { available }
     }
     if (entry.quantity < quantity) return { available: entry.quantity }
     if (elsewhereOf(entry.petId) === 0) return [{ locationId: DEFAULT_LOCATION_ID, quantity }]
@@ -358,7 +409,7 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
   const place = (w: Extract<StockWrite, { kind: 'place' }>): Placement => {
     const entry = entries.get(w.petId)
     if (!entry) return { outcome: 'not_found' }
-    const taken = take(entry, w.quantity, w.locationId)
+    const taken = take(entry, w.quantity, w.locationId, w.actor)
     if (!Array.isArray(taken)) return { outcome: 'insufficient_stock', available: taken.available }
     const order: Order = { id: ++lastOrder, petId: w.petId, quantity: w.quantity, status: 'placed', placedAt: at, updatedAt: at }
     const allocations = shown(taken)
@@ -394,7 +445,8 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
         ])
         continue
       }
-      const locationId = c.locationId ?? DEFAULT_LOCATION_ID
+      // Refused before (firstRefused) when a key held to several locations names none.
+      const locationId = c.locationId ?? homeOf(w.actor)!
       const found = levelNow(entry, locationId)
       const quantity = changedQuantity(c, found)
       if (typeof quantity !== 'number') return { outcome: 'refused', index, refusal: quantity }
@@ -421,7 +473,7 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
           transferId: c.transferId,
           from: { locationId: c.fromLocationId, quantity: levelAt(entry, c.fromLocationId) },
         }
-      if (c.locationId === undefined) return entry
+      if (c.locationId === undefined) return seenBy(entry, w.actor)
       return { petId: c.petId, locationId: c.locationId, quantity: levelAt(entry, c.locationId), status: entry.status }
     })
     return { outcome: 'applied', batchId: w.batchId, entries: applied }
@@ -434,7 +486,7 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
     for (const [index, line] of w.lines.entries()) {
       const entry = entries.get(line.petId)
       if (!entry) return { outcome: 'unheld', refusal: { refused: 'not_found', index, petId: line.petId } }
-      const got = take(entry, line.quantity, line.locationId)
+      const got = take(entry, line.quantity, line.locationId, w.actor)
       if (Array.isArray(got)) taken.push(got)
       else short.push({ index, petId: line.petId, available: got.available, requested: line.quantity })
     }
@@ -483,6 +535,8 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
       case 'extend':
         return { reservation: ended(r, 'active', { expiresAt: w.expiresAt! }), orders: [] }
       case 'release': {
+        const far = r.lines.map((line) => outOfReach(takenFrom(line.quantity, line.allocations), w.actor)).find(Boolean)
+        if (far) return far
         const overflow = giveBack(r.lines, { reason: 'release', actor: w.actor, reservationId: r.id })
         if (overflow) return { refused: 'stock_overflow', ...overflow }
         return { reservation: ended(r, 'released'), orders: [] }
@@ -557,32 +611,38 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
   const results = batch.map((w): StockResult => {
     switch (w.kind) {
       case 'set': {
-        const refusal = refusedAt(w.locationId)
-        if (refusal) return refusal
+        const locationId = w.locationId ?? homeOf(w.actor)
+        const refusal = refusedAt(locationId, w.actor)
+        if (refusal || locationId === undefined) return refusal!
         const entry = entries.get(w.petId)
         if (!entry) return 'not_found'
-        if (w.precondition && !w.precondition(entry)) return 'precondition_failed'
-        const locationId = w.locationId ?? DEFAULT_LOCATION_ID
+        if (w.precondition && !w.precondition(seenBy(entry, w.actor))) return 'precondition_failed'
         const found = levelAt(entry, locationId)
         const quantity = changedQuantity(w, found)
         if (typeof quantity !== 'number') return quantity as Extract<ChangeRefusal, { refused: 'quantity_mismatch' }>
         if (entry.quantity - found + quantity > MAX_QUANTITY) return { refused: 'stock_overflow', found, delta: quantity - found }
         move(w.petId, locationId, quantity, { reason: w.reason ?? 'adjustment', actor: w.actor, note: w.note })
-        return entries.get(w.petId)!
+        return seenBy(entries.get(w.petId)!, w.actor)
       }
       // A location refused is bad input: answered before the Idempotency-Key is looked at, and not kept with it.
       case 'changes': {
-        const refused = firstRefused(w.changes.map((c) => (isTransfer(c) ? [c.fromLocationId, c.toLocationId] : [c.locationId])))
+        const refused = firstRefused(
+          w.changes.map((c) => (isTransfer(c) ? [c.fromLocationId, c.toLocationId] : [c.locationId ?? homeOf(w.actor)])),
+          w.actor,
+        )
         if (refused) return { outcome: 'refused', ...refused, replayed: false }
         return claiming(w, () => applyChanges(w))
       }
       case 'place': {
-        const refusal = refusedAt(w.locationId)
+        const refusal = w.locationId === undefined ? undefined : refusedAt(w.locationId, w.actor)
         if (refusal) return { outcome: 'location_refused', refusal, replayed: false }
         return claiming(w, () => place(w))
       }
       case 'hold': {
-        const refused = firstRefused(w.lines.map((l) => [l.locationId]))
+        const refused = firstRefused(
+          w.lines.map((l) => (l.locationId === undefined ? [] : [l.locationId])),
+          w.actor,
+        )
         if (refused) return { outcome: 'unheld', refusal: { ...refused.refusal, index: refused.index }, replayed: false }
         return claiming(w, () => hold(w))
       }
@@ -595,7 +655,9 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
         if (!order) return 'not_found'
         if (!ORDER_TRANSITIONS[order.status].includes(w.status)) return { refused: 'invalid_transition', from: order.status }
         if (w.status === 'cancelled') {
-          // The reserved quantity goes back where it was taken from.
+          // The reserved quantity goes back where it was taken from: within the reach of the key that cancels.
+          const far = outOfReach(takenFrom(order.quantity, order.allocations), w.actor)
+          if (far) return far
           const overflow = giveBack([order], { reason: 'cancellation', orderId: order.id, actor: w.actor })
           if (overflow) return { refused: 'stock_overflow', stock: overflow.stock }
         }

@@ -46,8 +46,14 @@ export const isTransfer = (change: StockChange): change is Transfer => 'fromLoca
  * answer is not kept with its Idempotency-Key (bad input, as a 400 is not).
  */
 export interface LocationRefusal {
-  refused: 'location_not_found' | 'location_inactive'
+  /**
+   * location_out_of_reach: the write's key is held to other locations (at the default location's id:
+   * it names none and its key has no one location a write could mean).
+   */
+  refused: 'location_not_found' | 'location_inactive' | 'location_out_of_reach'
   locationId: number
+  /** For location_out_of_reach: the locations the key is held to. */
+  reach?: readonly number[] | undefined
 }
 
 /** Why a change could not apply; nothing of it (nor of its batch) was written. */
@@ -164,6 +170,8 @@ export type TransitionResult =
   | 'not_found'
   | { refused: 'invalid_transition'; from: OrderStatus }
   | { refused: 'stock_overflow'; stock: number }
+  /** A cancellation by a key held to locations, of an order that took units elsewhere. */
+  | LocationRefusal
 
 /** Units of one pet a hold asks for: from `locationId` only, or where the allocation rule chooses when absent. */
 export interface HoldLine {
@@ -196,6 +204,8 @@ export type HoldResult = (HoldAnswer & { replayed: boolean }) | 'idempotency_key
 export type ReservationRefusal =
   | { refused: 'reservation_expired' | 'reservation_released' | 'reservation_confirmed' }
   | { refused: 'stock_overflow'; petId: bigint; stock: number }
+  /** A release by a key held to locations, of a hold that took units elsewhere. */
+  | LocationRefusal
 
 /** The hold as the action left it (with its lines' orders once confirmed), or why it did nothing. */
 export type ReservationResult = { reservation: Reservation; orders: Order[] } | 'not_found' | ReservationRefusal

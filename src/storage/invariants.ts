@@ -8,7 +8,9 @@ import type { OrderStatus, ReservationStatus } from '../domain.js'
 
 /** The invariants, by the name a finding is printed under. */
 export const INVARIANTS = {
-  entry_matches_ledger: "each entry's quantity is its newest ledger row's",
+  entry_matches_ledger: "each location's quantity of a pet is its newest ledger row's there",
+  entry_sums_locations: "each entry's quantity is the sum of its quantities at the locations",
+  allocations_sum: "each order's and hold line's allocations add up to its quantity",
   ledger_row_has_entry: 'each ledger row names a pet that has an entry',
   seq_below_counter: 'ledger seqs (and jumps) are at or below the seq counter writers number from',
   seq_outside_jumps: 'no ledger row lies inside a jump (a restore, a bump-seq)',
@@ -67,12 +69,57 @@ export interface InvariantChecks {
   checkInvariants(report: Report, due?: (hold: DueHold) => void): Promise<CheckCounts>
 }
 
+type Id = bigint | number | string
+
+/**
+ * A pet's newest ledger row at a location (null: the default one) against its stock there (`held`,
+ * null when no level is stored); or a row of a pet with no entry.
+ */
+export function ledgerFinding(pet: Id, location: Id | null, held: Id | null, seq: Id, quantity: Id, hasEntry: boolean): Violation {
+  if (!hasEntry) return { invariant: 'ledger_row_has_entry', ids: { pet, seq }, found: 'the pet has no entry' }
+  // At the default location a store with one location words it as before locations existed.
+  if (location === null)
+    return {
+      invariant: 'entry_matches_ledger',
+      ids: { pet, seq },
+      found: `the entry holds ${held}, its newest ledger row says ${quantity}`,
+    }
+  return {
+    invariant: 'entry_matches_ledger',
+    ids: { pet, location, seq },
+    found: `${held === null ? 'no stock is stored there' : `it holds ${held} there`}, its newest ledger row there says ${quantity}`,
+  }
+}
+
+/** An entry whose stock elsewhere (null: it has no entry) is not the sum of its levels. */
+export function levelsFinding(pet: Id, elsewhere: Id | null, levels: Id): Violation {
+  return {
+    invariant: 'entry_sums_locations',
+    ids: { pet },
+    found:
+      elsewhere === null
+        ? `${levels} units are stored at locations for a pet with no entry`
+        : `the entry counts ${elsewhere} units at the other locations than the default one, their levels add up to ${levels}`,
+  }
+}
+
+/** An order's or a hold line's allocations that do not add up to its quantity. */
+export function allocationsFinding(kind: 'order' | 'hold', id: Id, line: Id | null, quantity: Id, allocated: Id): Violation {
+  return {
+    invariant: 'allocations_sum',
+    ids: kind === 'order' ? { order: id } : { reservation: id, line: line! },
+    found: `its allocations add up to ${allocated} units, not ${quantity}`,
+  }
+}
+
 /** An order and the ledger rows that name it, summed. */
 export interface OrderMoves {
   orderId: bigint
   petId: bigint
   status: OrderStatus
   quantity: number
+  /** The locations it took units from: a row at each when it was placed (and when cancelled). */
+  parts: number
   /** Rows of reason order, the units they took, and the lowest and highest pet they name. */
   placements: number
   taken: number
@@ -94,12 +141,16 @@ export interface OrderMoves {
 export function orderFinding(o: OrderMoves, pruned: boolean): string | undefined {
   const problems: string[] = []
   const mayBeRemoved = pruned && o.placements === 0
-  if (o.placements > 1 || (o.placements === 0 && !mayBeRemoved)) problems.push(`${o.placements} placement rows (1 expected)`)
-  else if (o.placements === 1 && o.taken !== o.quantity) problems.push(`its placement row took ${o.taken} units, not ${o.quantity}`)
-  const returnsExpected = o.status === 'cancelled' ? 1 : 0
+  const rows = (n: number, what: string) => `${what} row${n === 1 ? '' : 's'}`
+  if (o.placements > o.parts || (o.placements < o.parts && !mayBeRemoved))
+    problems.push(`${o.placements} placement rows (${o.parts} expected)`)
+  else if (o.placements === o.parts && o.taken !== o.quantity)
+    problems.push(`its ${rows(o.parts, 'placement')} took ${o.taken} units, not ${o.quantity}`)
+  const returnsExpected = o.status === 'cancelled' ? o.parts : 0
   if (o.returns > returnsExpected || (o.returns < returnsExpected && !mayBeRemoved))
     problems.push(`${o.returns} cancellation rows (${returnsExpected} expected for a ${o.status} order)`)
-  else if (o.returns === 1 && o.given !== o.quantity) problems.push(`its cancellation row gave back ${o.given} units, not ${o.quantity}`)
+  else if (o.returns > 0 && o.returns === returnsExpected && o.given !== o.quantity)
+    problems.push(`its ${rows(o.parts, 'cancellation')} gave back ${o.given} units, not ${o.quantity}`)
   if (o.lowPet !== null && (o.lowPet !== o.petId || o.highPet !== o.petId))
     problems.push(`its ledger rows name pet ${o.lowPet === o.petId ? o.highPet : o.lowPet}`)
   return problems.length === 0 ? undefined : problems.join('; ')
@@ -111,6 +162,8 @@ export interface HoldMoves {
   status: ReservationStatus
   lines: number
   units: number
+  /** The locations its lines took units from, counted line by line: a row at each when placed, given back, confirmed. */
+  parts: number
   /** Lines that name an order. */
   ordered: number
   /** Rows of reason reservation, and the units they took. */
@@ -132,16 +185,16 @@ export interface HoldMoves {
 export function holdFinding(h: HoldMoves, pruned: boolean): string | undefined {
   const problems: string[] = []
   if (!(pruned && h.takes === 0)) {
-    if (h.takes !== h.lines || h.taken !== h.units)
-      problems.push(`its reservation rows took ${h.taken} units in ${h.takes} rows, not ${h.units} in ${h.lines}`)
+    if (h.takes !== h.parts || h.taken !== h.units)
+      problems.push(`its reservation rows took ${h.taken} units in ${h.takes} rows, not ${h.units} in ${h.parts}`)
     const givesBack = h.status === 'released' || h.status === 'expired'
-    if (givesBack ? h.gives !== h.lines || h.given !== h.units : h.gives !== 0)
+    if (givesBack ? h.gives !== h.parts || h.given !== h.units : h.gives !== 0)
       problems.push(
-        `${h.gives} rows gave back ${h.given} units (${givesBack ? `${h.units} in ${h.lines}` : 'none'} expected for a ${h.status} hold)`,
+        `${h.gives} rows gave back ${h.given} units (${givesBack ? `${h.units} in ${h.parts}` : 'none'} expected for a ${h.status} hold)`,
       )
     const confirmed = h.status === 'confirmed'
-    if (h.confirms !== (confirmed ? h.lines : 0))
-      problems.push(`${h.confirms} order rows (${confirmed ? h.lines : 0} expected for a ${h.status} hold)`)
+    if (h.confirms !== (confirmed ? h.parts : 0))
+      problems.push(`${h.confirms} order rows (${confirmed ? h.parts : 0} expected for a ${h.status} hold)`)
   }
   if (h.ordered !== (h.status === 'confirmed' ? h.lines : 0))
     problems.push(

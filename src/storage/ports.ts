@@ -70,6 +70,8 @@ export interface ApiKey {
   name: string
   /** In the order of SCOPES; never empty. */
   scopes: Scope[]
+  /** The locations it is held to, by id; absent when it reaches every one. */
+  locations?: number[] | undefined
   createdAt: string
   lastUsedAt: string | null
   revokedAt: string | null
@@ -288,6 +290,12 @@ export interface LocationStore {
   listLocationStock(locationId: number, query: InventoryQuery): Promise<StockLevel[]>
   /** One pet's stock at the default location and at each other active location it was stocked at, by location id; undefined when it has no entry. */
   petStock(petId: bigint): Promise<StockLevel[] | undefined>
+  /**
+   * Up to `limit` entries of the query as a key held to `locations` sees them: each quantity the sum
+   * of the pet's stock there (0 where it has none), by petId as listInventory pages them, in one
+   * statement; with `petId`, that one entry (or none).
+   */
+  listReachableInventory(locations: readonly number[], query: InventoryQuery & { petId?: bigint | undefined }): Promise<InventoryItem[]>
 }
 
 /** Whole files written at once, all or nothing. */
@@ -329,10 +337,10 @@ export interface DeprecatedCallStore {
 /** API keys, by the SHA-256 of their tokens (a token itself is never stored). */
 export interface KeyStore {
   /** The non-revoked key with this SHA-256 hash, if any. */
-  findActiveKey(hash: Buffer): Promise<{ id: number; hash: Buffer; scopes: Scope[] } | undefined>
+  findActiveKey(hash: Buffer): Promise<{ id: number; hash: Buffer; scopes: Scope[]; locations?: number[] | undefined } | undefined>
   touchKey(id: number, at: string): Promise<void>
-  /** Creates a key, atomically; undefined when an active key already has this name. */
-  createKey(name: string, scopes: readonly Scope[], hash: Buffer, at: string): Promise<ApiKey | undefined>
+  /** Creates a key (held to `locations` when given), atomically; undefined when an active key already has this name. */
+  createKey(name: string, scopes: readonly Scope[], hash: Buffer, at: string, locations?: readonly number[]): Promise<ApiKey | undefined>
   /**
    * Creates a key only if the database has never had one, atomically: of processes racing on a fresh
    * database exactly one gets the key, the others undefined.

@@ -319,7 +319,7 @@ for (const backend of BACKENDS) {
       await request('POST', '/v1/inventory/1/transfers', { fromLocationId: 1, toLocationId: probe, quantity: 1 })
       const refused = await request('PATCH', `/v1/locations/${probe}`, { active: false })
       assertError(refused, 409, 'location_not_empty')
-      assert.match(refused.body.message, /holds 1 units of 1 pets/)
+      assert.match(refused.body.message, /holds 1 unit of 1 pet;/)
       assertError(await request('PATCH', '/v1/locations/1', { active: false }), 400, 'invalid_request', 'the default location')
       assertError(await request('PATCH', `/v1/locations/${probe}`, {}), 400, 'invalid_request', 'an empty update')
       assertError(await request('PATCH', `/v1/locations/${probe}`, { name: 'shop a' }), 409, 'location_name_taken')

@@ -4,17 +4,21 @@
 // changed); orders and holds taken by the allocation rule or from a named location, and given back
 // where they were taken from; on PostgreSQL, two instances racing over transfers, orders and PATCHes.
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
+import { beforeEach, describe, test } from 'node:test'
 import { DEFAULT_LOCATION_ID, type Location, type Order, type StockLevel } from '../../src/domain.js'
 import type { Storage } from '../../src/storage/ports.js'
 import type { StockChange, StockWrite } from '../../src/stock/writes.js'
+import type { Violation } from '../../src/storage/invariants.js'
+import { runStatements } from '../support/databases.js'
 import { BACKENDS, useStorage } from './backends.js'
 import { actor, changesAfter, INT64_MAX, item, seed } from './fixtures.js'
 
 const who = actor(7, 'req-l')
 const at = () => new Date().toISOString()
 
-const changes = (list: StockChange[], batchId: string | null = 'b-1') =>
+let batches = 0
+/** A batch of changes (a new batch id each, as the service makes them: 'b-1' for a test's first), or an adjustment alone (null). */
+const changes = (list: StockChange[], batchId: string | null = `b-${++batches}`) =>
   ({ kind: 'changes', batchId, changes: list, actor: who }) satisfies StockWrite
 const transfer = (petId: bigint, from: number, to: number, quantity: number, transferId = 't-1') => ({
   petId,
@@ -43,11 +47,21 @@ function placed(result: unknown): Order {
   return (result as unknown as { order: Order }).order
 }
 
+/** What `petstore check` finds. */
+async function violations(storage: Storage): Promise<Violation[]> {
+  const found: Violation[] = []
+  await storage.checkInvariants((v) => found.push(v))
+  return found
+}
+
 const show = (value: unknown) => JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? String(v) : v))
 
 for (const backend of BACKENDS) {
   describe(`Storage contract: locations (${backend.name})`, () => {
     const fixture = useStorage(backend)
+    beforeEach(() => {
+      batches = 0
+    })
 
     /** Pets 1 (10), 2 (5, pending), INT64_MAX (3, sold); shops A (2) and B (3), each stocked with 4 of pet 1 taken from the default location. */
     const start = async () => {
@@ -132,6 +146,7 @@ for (const backend of BACKENDS) {
         replayed: false,
       })
       assert.deepEqual(await levels(storage, 1n), { 1: 5, [a]: 2, [b]: 3 })
+      assert.deepEqual(await violations(storage), [])
     })
 
     test('When the stock at a location is listed, then the default one lists every entry and another the pets stocked there, by petId', async () => {
@@ -202,6 +217,7 @@ for (const backend of BACKENDS) {
       })
       assert.deepEqual(await levels(storage, 1n), { 1: 3, [a]: 5, [b]: 2 })
       assert.equal(await storage.lastChangeSeq(), seq)
+      assert.deepEqual(await violations(storage), [])
     })
 
     test('When a write names a location that is not there or inactive, then it is refused, naming it, and nothing changes', async () => {
@@ -317,6 +333,7 @@ for (const backend of BACKENDS) {
         replayed: false,
       })
       assert.deepEqual((await place(5, a)).allocations, [{ locationId: a, quantity: 5 }])
+      assert.deepEqual(await violations(storage), [])
     })
 
     test('When a hold takes stock elsewhere, then release and expiry give it back there, and its confirmed orders carry the allocations', async () => {
@@ -375,6 +392,34 @@ for (const backend of BACKENDS) {
       await storage.writeStock({ kind: 'transition', orderId: confirmed.orders[0]!.id, status: 'cancelled', actor: who })
       assert.deepEqual(await levels(storage, 1n), { 1: 2, [a]: 8 })
       assert.deepEqual(await storage.getInventoryItem(1n), item(1n, 10))
+      assert.deepEqual(await violations(storage), [])
+    })
+
+    test('When `petstore check` reads stock behind the service’s back, then each location’s level, the sums and the allocations are judged', async () => {
+      const { storage } = fixture
+      const { a } = await start()
+      await storage.writeStock(changes([transfer(1n, DEFAULT_LOCATION_ID, a, 6)]))
+      const order = placed(await storage.writeStock({ kind: 'place', petId: 1n, quantity: 7, actor: who }))
+      assert.deepEqual(order.allocations, [
+        { locationId: 1, quantity: 4 },
+        { locationId: a, quantity: 3 },
+      ])
+      assert.deepEqual(await violations(storage), [])
+      await runStatements(fixture.database.url, [
+        `UPDATE stock_levels SET quantity = 5 WHERE pet_id = 1 AND location_id = ${a}`,
+        `UPDATE order_allocations SET quantity = 2 WHERE order_id = ${order.id} AND location_id = ${a}`,
+      ])
+      const found = (await violations(storage)).map((v) => [v.invariant, v.ids, v.found])
+      const seqAt = (await changesAfter(storage)).filter((c) => c.locationId === a).at(-1)!.seq
+      assert.deepEqual(found, [
+        ['entry_matches_ledger', { pet: 1n, location: a, seq: seqAt }, 'it holds 5 there, its newest ledger row there says 3'],
+        [
+          'entry_sums_locations',
+          { pet: 1n },
+          'the entry counts 3 units at the other locations than the default one, their levels add up to 5',
+        ],
+        ['allocations_sum', { order: order.id }, 'its allocations add up to 6 units, not 7'],
+      ])
     })
 
     test('When a set at a location would take the entry past the bound, then it is refused; a PATCH too, without writing', async () => {

@@ -1357,6 +1357,8 @@ export interface components {
             createdAt: string;
             /** @description When it last authenticated a request, to the minute; null when never. */
             lastUsedAt: string | null;
+            /** @description The locations it is held to, by id: it reads and writes only their stock (docs/api.md, "Keys held to locations"). Absent: every location. */
+            locations?: bigint[];
         };
         /**
          * @description A key just created, with its token.
@@ -1389,6 +1391,8 @@ export interface components {
             createdAt: string;
             /** @description When it last authenticated a request, to the minute; null when never. */
             lastUsedAt: string | null;
+            /** @description The locations it is held to, by id: it reads and writes only their stock (docs/api.md, "Keys held to locations"). Absent: every location. */
+            locations?: bigint[];
             /** @description The secret, to send as `Authorization: Bearer <token>`. Shown in this answer only: store it now. */
             token: string;
         };
@@ -1407,6 +1411,8 @@ export interface components {
             name: string;
             /** @description The scopes to grant: at least one, each once. Grant only what the client needs. */
             scopes: components["schemas"]["Scope"][];
+            /** @description Hold the key to these locations (1 to 100, each active): a shop's till reads and writes only its own stock. Without it, the key reaches every location. */
+            locations?: bigint[];
         };
         /**
          * @description A webhook subscription and where its delivery stands. Never its secret.

@@ -2,6 +2,7 @@ import type { ChangeReason, InventoryChange, Page } from 'petstore-client'
 import { useState } from 'preact/hooks'
 import { ChangesTable, NEWEST } from '../changes-table.js'
 import { useLiveChanges } from '../live.js'
+import { useLocations } from '../locations.js'
 import { Pager, Problem, useRead } from '../parts.js'
 import { api, type Session } from '../session.js'
 
@@ -34,6 +35,9 @@ export function ChangesPage({ session }: { session: Session }) {
     [filter, trail],
   )
   const problem = inputProblem ?? listing.problem
+  const locations = useLocations(session)
+  // Transfers happen only between locations: offered once there are several.
+  const reasons: [ChangeReason, string][] = locations.several ? [...REASONS, ['transfer', 'Transfer']] : REASONS
 
   // On the first page, new rows arrive on top as they are committed.
   useLiveChanges((change) => {
@@ -66,7 +70,7 @@ export function ChangesPage({ session }: { session: Session }) {
           <label for="changes-reason">Reason</label>
           <select id="changes-reason" value={reasonInput} onChange={(e) => setReasonInput(e.currentTarget.value as ChangeReason | '')}>
             <option value="">All</option>
-            {REASONS.map(([value, label]) => (
+            {reasons.map(([value, label]) => (
               <option key={value} value={value}>
                 {label}
               </option>
@@ -76,7 +80,12 @@ export function ChangesPage({ session }: { session: Session }) {
         <button type="submit">Filter</button>
       </form>
       <Problem text={problem} onRetry={inputProblem === undefined ? listing.retry : undefined} />
-      <ChangesTable changes={listing.value?.items ?? []} withPet busy={listing.busy} />
+      <ChangesTable
+        changes={listing.value?.items ?? []}
+        withPet
+        busy={listing.busy}
+        locationName={locations.several ? locations.name : undefined}
+      />
       <Pager
         page={trail.length}
         hasNext={listing.value?.next !== undefined}

@@ -1,4 +1,4 @@
-import { type InventoryChange, type InventoryItem, type Page, PetstoreError } from 'petstore-client'
+import { type InventoryChange, type InventoryItem, type Page, PetstoreError, type StockLevel, type TransferResult } from 'petstore-client'
 import { useState } from 'preact/hooks'
 import { QuantityChart } from '../chart.js'
 import { describeProblem } from '../problems.js'
@@ -6,6 +6,8 @@ import { api, type Session } from '../session.js'
 import { Pager, Problem, useRead } from '../parts.js'
 import { useLiveChanges } from '../live.js'
 import { ChangesTable, NEWEST } from '../changes-table.js'
+import { type Locations, rowLocation, totalOf, totalsOver, useLocations, withLevel } from '../locations.js'
+import { TransferForm } from '../transfer-form.js'
 
 const PAGE_SIZE = 50
 /** How many of the latest changes the chart draws. */
@@ -56,17 +58,29 @@ function PetView({ session, petId }: { session: Session; petId: bigint }) {
         : Promise.resolve({ items: [], next: undefined }),
     [trail],
   )
+  // With several locations: the pet's stock at each (their sum is its quantity).
+  const locations = useLocations(session)
+  const several = locations.several
+  const levelsRead = useRead<StockLevel[] | undefined>(
+    (signal) => (several && canRead ? api.inventory.locations(petId, { signal }) : Promise.resolve(undefined)),
+    [several],
+  )
+  const levels = levelsRead.value
   const entry = entryRead.value
   const history = chartRead.value
+  // The chart draws the pet's quantity in all: with several locations a ledger row's is its location's.
+  const drawn = history === undefined || !several ? history : levels === undefined ? undefined : totalsOver(history, levels)
   const chartProblem = chartRead.problem
   const changes = listing.value?.items ?? []
   const next = listing.value?.next
   const problem = listing.problem
 
   // This pet's changes made anywhere: its quantity, the chart and the first page of the table follow.
+  // With several locations a row's quantity is its location's: the levels follow, and the quantity is their sum.
   useLiveChanges((change) => {
     if (change.petId !== petId) return
-    entryRead.update((shown) => ({ ...shown, quantity: change.quantity }))
+    if (!several && change.locationId === undefined) entryRead.update((shown) => ({ ...shown, quantity: change.quantity }))
+    else levelsRead.update((shown) => shown && withLevel(shown, rowLocation(change), change.quantity))
     chartRead.update((shown) => (shown.some((c) => c.seq === change.seq) ? shown : [...shown, change].slice(-CHART_CHANGES)))
     if (trail.length === 1)
       listing.update((page) =>
@@ -85,7 +99,7 @@ function PetView({ session, petId }: { session: Session; petId: bigint }) {
         <dl class="entry">
           <div>
             <dt>Quantity</dt>
-            <dd class="quantity">{entry.quantity}</dd>
+            <dd class="quantity">{levels === undefined ? entry.quantity : totalOf(levels)}</dd>
           </div>
           <div>
             <dt>Status</dt>
@@ -94,25 +108,47 @@ function PetView({ session, petId }: { session: Session; petId: bigint }) {
         </dl>
       )}
 
+      {several && entry && (
+        <ByLocation
+          session={session}
+          petId={petId}
+          locations={locations}
+          levels={levels}
+          problem={levelsRead.problem}
+          onRetry={levelsRead.retry}
+          onMoved={(result) => {
+            levelsRead.update(
+              (shown) =>
+                shown && withLevel(withLevel(shown, result.from.locationId, result.from.quantity), result.locationId, result.quantity),
+            )
+            // Read again too, should the live changes be off: the levels, the chart and the table.
+            levelsRead.reload()
+            chartRead.reload()
+            listing.reload()
+          }}
+        />
+      )}
+
       <h3 id="chart-heading">Quantity over time</h3>
       <Problem text={chartProblem} onRetry={chartRead.retry} />
-      {history === undefined ? (
-        chartProblem === undefined && canRead && <p class="hint">Reading the history…</p>
-      ) : history.length === 0 ? (
+      {drawn === undefined ? (
+        chartProblem === undefined && canRead && levelsRead.problem === undefined && <p class="hint">Reading the history…</p>
+      ) : drawn.length === 0 ? (
         <p class="hint">No changes are recorded for this pet, so there is nothing to chart.</p>
       ) : (
         <figure class="chart-frame" aria-labelledby="chart-heading">
-          <QuantityChart changes={history} petId={petId} />
+          <QuantityChart changes={drawn} petId={petId} />
           <figcaption class="hint">
-            The latest {history.length} {history.length === 1 ? 'change' : 'changes'}
-            {history.length === CHART_CHANGES ? ' (older ones are in the table)' : ''}, oldest on the left.
+            The latest {drawn.length} {drawn.length === 1 ? 'change' : 'changes'}
+            {history?.length === CHART_CHANGES ? ' (older ones are in the table)' : ''}, oldest on the left
+            {several ? '; the quantity at every location together' : ''}.
           </figcaption>
         </figure>
       )}
 
       <h3 id="changes-heading">Changes</h3>
       <Problem text={problem} onRetry={listing.retry} />
-      <ChangesTable changes={changes} withPet={false} busy={listing.busy} />
+      <ChangesTable changes={changes} withPet={false} busy={listing.busy} locationName={several ? locations.name : undefined} />
       {!listing.busy && changes.length === 0 && problem === undefined && canRead && (
         <p class="hint">{trail.length === 1 ? 'No changes are recorded for this pet.' : 'No older changes.'}</p>
       )}
@@ -123,5 +159,50 @@ function PetView({ session, petId }: { session: Session; petId: bigint }) {
         onNext={() => next !== undefined && setTrail([...trail, next])}
       />
     </section>
+  )
+}
+
+/** The pet's stock at each location, and (for a key that may write the stock) a transfer between two. */
+function ByLocation(props: {
+  session: Session
+  petId: bigint
+  locations: Locations
+  levels: StockLevel[] | undefined
+  problem: string | undefined
+  onRetry: (() => void) | undefined
+  onMoved: (result: TransferResult) => void
+}) {
+  const { session, petId, locations, levels } = props
+  const canWrite = session.can('inventory:write')
+  return (
+    <>
+      <h3 id="levels-heading">Stock by location</h3>
+      <Problem text={props.problem} onRetry={props.onRetry} />
+      <div class="table-scroll levels">
+        <table aria-labelledby="levels-heading" aria-busy={levels === undefined && props.problem === undefined}>
+          <thead>
+            <tr>
+              <th scope="col">Location</th>
+              <th scope="col" class="num">
+                Quantity
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {(levels ?? []).map((level) => (
+              <tr key={String(level.locationId)}>
+                <td>{locations.name(level.locationId)}</td>
+                <td class="num">{level.quantity}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {canWrite ? (
+        <TransferForm petId={petId} locations={locations} levels={levels} onMoved={props.onMoved} />
+      ) : (
+        <p class="hint">Transferring stock between locations needs a key with the inventory:write scope.</p>
+      )}
+    </>
   )
 }

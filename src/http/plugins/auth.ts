@@ -2,7 +2,7 @@ import type { FastifyRequest, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import type { FreshCache } from '../../cache/fresh-cache.js'
 import type { Actor, AuthenticatedKey, Scope } from '../../domain.js'
-import { InsufficientScopeError, UnauthorizedError } from '../../errors.js'
+import { DomainError, InsufficientScopeError, UnauthorizedError } from '../../errors.js'
 import type { Versions } from '../../storage/ports.js'
 import { activeTraceparent } from '../../spans.js'
 import { addressPartition } from '../rate-limit.js'
@@ -90,10 +90,26 @@ export const auth = fp<AuthOptions>(
   { name: 'petstore-auth', dependencies: ['petstore-errors', 'petstore-rate-limits'] },
 )
 
+/**
+ * Refuses a key held to locations (403 insufficient_scope) an operation whose answer shows every
+ * location's stock (the ledger, its stream): such a key reads only its locations'.
+ */
+export function assertReachesEverywhere(request: FastifyRequest, what: string): void {
+  const held = request.apiKey.locations
+  if (held)
+    throw new DomainError(
+      'insufficient_scope',
+      `This API key is held to location${held.length === 1 ? '' : 's'} ${held.join(', ')}; ${what}`,
+    )
+}
+
 /** Who a write is recorded as made by, in the ledger: the request's key and id (and its span, traced). */
 export function requestActor(request: FastifyRequest): Actor {
   const traceContext = activeTraceparent()
-  return traceContext === undefined
-    ? { keyId: request.apiKeyId, requestId: request.id }
-    : { keyId: request.apiKeyId, requestId: request.id, traceContext }
+  const actor: Actor = { keyId: request.apiKeyId, requestId: request.id }
+  if (traceContext !== undefined) actor.traceContext = traceContext
+  // A key held to locations reaches only theirs (src/stock/planner.ts); any other key, every one.
+  const { locations } = request.apiKey
+  if (locations !== undefined) actor.locations = locations
+  return actor
 }

@@ -1,6 +1,9 @@
 import type { OrderStatus, ReservationStatus } from '../../domain.js'
 import {
+  allocationsFinding,
   batchFinding,
+  ledgerFinding,
+  levelsFinding,
   type CheckCounts,
   type DueHold,
   holdFinding,
@@ -23,10 +26,35 @@ const FETCH_ROWS = 1000
  * Each pet's newest ledger row against its entry: the (pet_id, seq) index read backwards gives each
  * pet's rows newest first, so DISTINCT ON keeps the newest without sorting the ledger.
  */
-const ENTRY_VS_LEDGER = `SELECT n.pet_id::text AS pet, i.quantity AS entry, n.seq::text AS seq, n.quantity
-  FROM (SELECT DISTINCT ON (pet_id) pet_id, seq, quantity FROM inventory_changes ORDER BY pet_id DESC, seq DESC) AS n
+const ENTRY_VS_LEDGER = `SELECT n.pet_id::text AS pet, NULL::integer AS location, i.quantity - i.elsewhere AS held, n.seq::text AS seq,
+    n.quantity, i.pet_id IS NOT NULL AS has_entry
+  FROM (SELECT DISTINCT ON (pet_id) pet_id, seq, quantity FROM inventory_changes WHERE location_id IS NULL
+    ORDER BY pet_id DESC, seq DESC) AS n
   LEFT JOIN inventory AS i ON i.pet_id = n.pet_id
-  WHERE i.quantity IS DISTINCT FROM n.quantity`
+  WHERE i.quantity - i.elsewhere IS DISTINCT FROM n.quantity
+  UNION ALL
+  SELECT n.pet_id::text, n.location_id, s.quantity, n.seq::text, n.quantity, i.pet_id IS NOT NULL
+  FROM (SELECT DISTINCT ON (pet_id, location_id) pet_id, location_id, seq, quantity FROM inventory_changes
+    WHERE location_id IS NOT NULL ORDER BY pet_id, location_id, seq DESC) AS n
+  LEFT JOIN inventory AS i ON i.pet_id = n.pet_id
+  LEFT JOIN stock_levels AS s ON s.pet_id = n.pet_id AND s.location_id = n.location_id
+  WHERE i.pet_id IS NULL OR s.quantity IS DISTINCT FROM n.quantity`
+
+/** Entries whose stock elsewhere is not the sum of their levels, and levels of pets with no entry. */
+const ELSEWHERE_VS_LEVELS = `SELECT i.pet_id::text AS pet, i.elsewhere, coalesce(sum(s.quantity), 0)::bigint::text AS levels
+  FROM inventory AS i LEFT JOIN stock_levels AS s ON s.pet_id = i.pet_id
+  WHERE i.elsewhere <> 0 OR s.pet_id IS NOT NULL GROUP BY i.pet_id HAVING i.elsewhere <> coalesce(sum(s.quantity), 0)
+  UNION ALL
+  SELECT s.pet_id::text, NULL, sum(s.quantity)::bigint::text FROM stock_levels AS s
+  WHERE NOT EXISTS (SELECT 1 FROM inventory AS i WHERE i.pet_id = s.pet_id) GROUP BY s.pet_id`
+
+/** Orders and hold lines whose allocations do not add up to their quantity. */
+const ALLOCATIONS_WRONG = `SELECT 'order' AS kind, o.id::text AS id, NULL::integer AS line, o.quantity, sum(a.quantity)::bigint::text AS allocated
+  FROM orders AS o JOIN order_allocations AS a ON a.order_id = o.id GROUP BY o.id HAVING sum(a.quantity) <> o.quantity
+  UNION ALL
+  SELECT 'hold', l.reservation_id::text, l.line, l.quantity, sum(a.quantity)::bigint::text
+  FROM reservation_lines AS l JOIN reservation_allocations AS a ON a.reservation_id = l.reservation_id AND a.line = l.line
+  GROUP BY l.reservation_id, l.line HAVING sum(a.quantity) <> l.quantity`
 
 /** Rows and jumps past the counter every writer numbers from (inventory_version.last_change). */
 const PAST_COUNTER = `SELECT 'row' AS what, c.seq::text AS seq, c.pet_id::text AS pet, v.last_change::text AS counter
@@ -45,20 +73,22 @@ const ROWS_PRUNED = `SELECT c.seq::text AS seq, c.pet_id::text AS pet, r.pruned_
 const ORDER_MOVES = `WITH moves AS (
     SELECT order_id,
       count(*) FILTER (WHERE reason = 'order') AS placements,
-      -- An order confirmed from a hold moved no units: its hold's reservation row took them.
-      coalesce(sum(CASE WHEN reservation_id IS NULL THEN previous_quantity - quantity
-        ELSE (SELECT sum(l.quantity) FROM reservation_lines AS l WHERE l.reservation_id = c.reservation_id AND l.order_id = c.order_id)
-        END) FILTER (WHERE reason = 'order'), 0) AS taken,
+      -- An order confirmed from a hold moved no units (a row at each location it took from): its hold's
+      -- reservation rows took them.
+      coalesce(sum(previous_quantity - quantity) FILTER (WHERE reason = 'order' AND reservation_id IS NULL), 0)
+        + coalesce(max((SELECT sum(l.quantity) FROM reservation_lines AS l WHERE l.reservation_id = c.reservation_id
+          AND l.order_id = c.order_id)) FILTER (WHERE reason = 'order' AND reservation_id IS NOT NULL), 0) AS taken,
       count(*) FILTER (WHERE reason = 'cancellation') AS returns,
       coalesce(sum(quantity - previous_quantity) FILTER (WHERE reason = 'cancellation'), 0) AS given,
       min(pet_id) AS low_pet, max(pet_id) AS high_pet, min(seq) AS first_seq
     FROM inventory_changes AS c WHERE order_id IS NOT NULL GROUP BY order_id)
   SELECT o.id::text AS id, o.pet_id::text AS pet, o.status, o.quantity, coalesce(m.placements, 0)::int AS placements,
     coalesce(m.taken, 0)::bigint::text AS taken, coalesce(m.returns, 0)::int AS returns, coalesce(m.given, 0)::bigint::text AS given,
-    m.low_pet::text AS low_pet, m.high_pet::text AS high_pet, NULL AS first_seq
+    m.low_pet::text AS low_pet, m.high_pet::text AS high_pet, NULL AS first_seq,
+    greatest(1, (SELECT count(*) FROM order_allocations AS a WHERE a.order_id = o.id))::int AS parts
   FROM orders AS o LEFT JOIN moves AS m ON m.order_id = o.id
   UNION ALL
-  SELECT m.order_id::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, m.first_seq::text
+  SELECT m.order_id::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, m.first_seq::text, NULL
   FROM moves AS m WHERE NOT EXISTS (SELECT 1 FROM orders WHERE id = m.order_id)`
 
 /** Batches whose rows are not one run of seqs (a suffix of one, after retention, still is). */
@@ -74,11 +104,14 @@ const HOLD_MOVES = `WITH moves AS (
       coalesce(sum(quantity - previous_quantity) FILTER (WHERE reason IN ('release', 'expiry')), 0) AS given,
       count(*) FILTER (WHERE reason = 'order') AS confirms
     FROM inventory_changes WHERE reservation_id IS NOT NULL GROUP BY reservation_id),
-  held AS (SELECT reservation_id, count(*) AS lines, sum(quantity) AS units, count(order_id) AS ordered
-    FROM reservation_lines GROUP BY reservation_id)
+  held AS (SELECT reservation_id, count(*) AS lines, sum(quantity) AS units, count(order_id) AS ordered,
+      sum(greatest(1, (SELECT count(*) FROM reservation_allocations AS a WHERE a.reservation_id = l.reservation_id AND a.line = l.line)))
+        AS parts
+    FROM reservation_lines AS l GROUP BY reservation_id)
   SELECT r.id::text AS id, r.status, coalesce(h.lines, 0)::int AS lines, coalesce(h.units, 0)::bigint::text AS units,
     coalesce(h.ordered, 0)::int AS ordered, coalesce(m.takes, 0)::int AS takes, coalesce(m.taken, 0)::bigint::text AS taken,
-    coalesce(m.gives, 0)::int AS gives, coalesce(m.given, 0)::bigint::text AS given, coalesce(m.confirms, 0)::int AS confirms
+    coalesce(m.gives, 0)::int AS gives, coalesce(m.given, 0)::bigint::text AS given, coalesce(m.confirms, 0)::int AS confirms,
+    coalesce(h.parts, 0)::int AS parts
   FROM reservations AS r LEFT JOIN held AS h ON h.reservation_id = r.id LEFT JOIN moves AS m ON m.reservation_id = r.id`
 
 /** Lines of confirmed holds whose order is missing or of another pet or quantity. */
@@ -144,16 +177,11 @@ async function checkAll(run: Run, report: Report, due?: (hold: DueHold) => void)
     keys: Number(sizes!.keys),
   }
 
-  for await (const r of cursorRows(run, ENTRY_VS_LEDGER)) {
-    if (r.entry === null)
-      report({ invariant: 'ledger_row_has_entry', ids: { pet: big(r.pet), seq: big(r.seq) }, found: 'the pet has no entry' })
-    else
-      report({
-        invariant: 'entry_matches_ledger',
-        ids: { pet: big(r.pet), seq: big(r.seq) },
-        found: `the entry holds ${r.entry}, its newest ledger row says ${r.quantity}`,
-      })
-  }
+  for await (const r of cursorRows(run, ENTRY_VS_LEDGER))
+    report(ledgerFinding(big(r.pet), r.location ?? null, r.held ?? null, big(r.seq), Number(r.quantity), r.has_entry as unknown as boolean))
+  for await (const r of cursorRows(run, ELSEWHERE_VS_LEVELS)) report(levelsFinding(big(r.pet), r.elsewhere ?? null, String(r.levels)))
+  for await (const r of cursorRows(run, ALLOCATIONS_WRONG))
+    report(allocationsFinding(r.kind as 'order' | 'hold', big(r.id), r.line ?? null, Number(r.quantity), String(r.allocated)))
 
   for await (const r of cursorRows(run, PAST_COUNTER))
     report({
@@ -194,6 +222,7 @@ async function checkAll(run: Run, report: Report, due?: (hold: DueHold) => void)
         petId: big(r.pet),
         status: r.status as OrderStatus,
         quantity: Number(r.quantity),
+        parts: Number(r.parts),
         placements: Number(r.placements),
         taken: Number(r.taken),
         returns: Number(r.returns),
@@ -214,6 +243,7 @@ async function checkAll(run: Run, report: Report, due?: (hold: DueHold) => void)
         status: r.status as ReservationStatus,
         lines: Number(r.lines),
         units: Number(r.units),
+        parts: Number(r.parts),
         ordered: Number(r.ordered),
         takes: Number(r.takes),
         taken: Number(r.taken),

@@ -128,6 +128,24 @@ export function postgresLocations(db: PostgresConnection): LocationStore {
       return rows.map(toLevel)
     },
 
+    async listReachableInventory(reach, { after, limit, status, petId }) {
+      const values: unknown[] = [intArray(reach.filter((id) => id !== DEFAULT_LOCATION_ID))]
+      const where: string[] = []
+      if (after !== undefined) where.push(`i.pet_id > $${values.push(String(after))}`)
+      if (status !== undefined) where.push(`i.status = $${values.push(status)}`)
+      if (petId !== undefined) where.push(`i.pet_id = $${values.push(String(petId))}`)
+      // The stock elsewhere is read only for entries that have some.
+      const rows = await db.query<{ pet_id: string; quantity: number; status: PetStatus }>(
+        `SELECT i.pet_id::text AS pet_id,
+           (${reach.includes(DEFAULT_LOCATION_ID) ? 'i.quantity - i.elsewhere' : '0'} + CASE WHEN i.elsewhere = 0 THEN 0 ELSE
+             coalesce((SELECT sum(s.quantity) FROM stock_levels AS s WHERE s.pet_id = i.pet_id AND s.location_id = ANY($1::integer[])), 0)
+           END)::integer AS quantity, i.status
+         FROM inventory AS i ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY i.pet_id LIMIT $${values.push(limit)}`,
+        values,
+      )
+      return rows.map((r) => ({ petId: BigInt(r.pet_id), quantity: r.quantity, status: r.status }))
+    },
+
     async petStock(petId) {
       const rows = await db.query<LevelRow>(
         `(${DEFAULT_STOCK} WHERE pet_id = $1)

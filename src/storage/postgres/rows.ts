@@ -24,6 +24,8 @@ export interface KeyRow {
   created_at: Date
   last_used_at: Date | null
   revoked_at: Date | null
+  /** Only when read (keys.ts KEY_COLUMNS): null when it reaches every location. */
+  locations?: number[] | null
 }
 
 export interface OrderRow {
@@ -123,14 +125,18 @@ export const toChange = (r: ChangeRow): InventoryChange => {
   return change
 }
 
-export const toKey = (row: KeyRow): ApiKey => ({
-  id: row.id,
-  name: row.name,
-  scopes: scopesOf(row.scopes),
-  createdAt: row.created_at.toISOString(),
-  lastUsedAt: row.last_used_at?.toISOString() ?? null,
-  revokedAt: row.revoked_at?.toISOString() ?? null,
-})
+export const toKey = (row: KeyRow): ApiKey => {
+  const key: ApiKey = {
+    id: row.id,
+    name: row.name,
+    scopes: scopesOf(row.scopes),
+    createdAt: row.created_at.toISOString(),
+    lastUsedAt: row.last_used_at?.toISOString() ?? null,
+    revokedAt: row.revoked_at?.toISOString() ?? null,
+  }
+  if (row.locations != null) key.locations = row.locations
+  return key
+}
 
 export const toItem = (r: ItemRow): InventoryItem => ({ petId: BigInt(r.pet_id), quantity: r.quantity, status: r.status })
 

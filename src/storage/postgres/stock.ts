@@ -73,7 +73,10 @@ export function postgresStock(db: PostgresConnection): StockWrites & { drain(): 
  */
 async function commitStockWrites(db: PostgresConnection, batch: StockWrite[], deadline: number): Promise<StockResult[]> {
   const at = new Date()
-  const plain = batch.every((w) => w.kind === 'set' && !w.precondition && w.expectedQuantity === undefined && w.locationId === undefined)
+  // At the default location, by a key that reaches it as every key does: keys held to locations go the planner's way.
+  const plain = batch.every(
+    (w) => w.kind === 'set' && !w.precondition && w.expectedQuantity === undefined && w.locationId === undefined && !w.actor.locations,
+  )
   if (plain) {
     const sets = batch as Extract<StockWrite, { kind: 'set' }>[]
     const rows = await db.withConnection(deadline, (run) =>
@@ -161,7 +164,8 @@ const plainDelta = (w: StockWrite): w is PlainDelta =>
   !w.idempotency &&
   w.changes.length === 1 &&
   'delta' in w.changes[0]! &&
-  w.changes[0].locationId === undefined
+  w.changes[0].locationId === undefined &&
+  !w.actor.locations
 
 /**
  * A batch of plain adjustments (at the default location) in one call of adjust_default_quantities

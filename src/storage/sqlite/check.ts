@@ -1,7 +1,10 @@
 import type Database from 'better-sqlite3'
 import type { OrderStatus, ReservationStatus } from '../../domain.js'
 import {
+  allocationsFinding,
   batchFinding,
+  ledgerFinding,
+  levelsFinding,
   type CheckCounts,
   type DueHold,
   holdFinding,
@@ -19,11 +22,38 @@ import { endLongRead, type SqliteConnection } from './connection.js'
  * order) is grouped by SQLite's sorter, which spills to temporary files past its cache: bounded memory.
  */
 
-/** Each pet's newest ledger row (the bare quantity is max(seq)'s row's) against its entry. */
-const ENTRY_VS_LEDGER = `SELECT n.pet_id, i.quantity, n.seq, n.quantity
-  FROM (SELECT pet_id, max(seq) AS seq, quantity FROM inventory_changes GROUP BY pet_id) AS n
+/**
+ * Each pet's newest ledger row at the default location (the bare quantity is max(seq)'s row's)
+ * against its stock there (the entry's quantity less its stock elsewhere), then each newest row at
+ * another location against the level there; the last column says whether the pet has an entry.
+ */
+const ENTRY_VS_LEDGER = `SELECT n.pet_id, NULL, i.quantity - i.elsewhere, n.seq, n.quantity, i.pet_id IS NOT NULL
+  FROM (SELECT pet_id, max(seq) AS seq, quantity FROM inventory_changes WHERE location_id IS NULL GROUP BY pet_id) AS n
   LEFT JOIN inventory AS i ON i.pet_id = n.pet_id
-  WHERE i.quantity IS NOT n.quantity`
+  WHERE i.quantity - i.elsewhere IS NOT n.quantity
+  UNION ALL
+  SELECT n.pet_id, n.location_id, s.quantity, n.seq, n.quantity, i.pet_id IS NOT NULL
+  FROM (SELECT pet_id, location_id, max(seq) AS seq, quantity FROM inventory_changes WHERE location_id IS NOT NULL
+    GROUP BY pet_id, location_id) AS n
+  LEFT JOIN inventory AS i ON i.pet_id = n.pet_id
+  LEFT JOIN stock_levels AS s ON s.pet_id = n.pet_id AND s.location_id = n.location_id
+  WHERE i.pet_id IS NULL OR s.quantity IS NOT n.quantity`
+
+/** Entries whose stock elsewhere is not the sum of their levels, and levels of pets with no entry. */
+const ELSEWHERE_VS_LEVELS = `SELECT i.pet_id, i.elsewhere, coalesce(sum(s.quantity), 0)
+  FROM inventory AS i LEFT JOIN stock_levels AS s ON s.pet_id = i.pet_id
+  WHERE i.elsewhere <> 0 OR s.pet_id IS NOT NULL GROUP BY i.pet_id HAVING i.elsewhere <> coalesce(sum(s.quantity), 0)
+  UNION ALL
+  SELECT s.pet_id, NULL, sum(s.quantity) FROM stock_levels AS s WHERE NOT EXISTS (SELECT 1 FROM inventory AS i WHERE i.pet_id = s.pet_id)
+  GROUP BY s.pet_id`
+
+/** Orders and hold lines whose allocations do not add up to their quantity. */
+const ALLOCATIONS_WRONG = `SELECT 'order', o.id, NULL, o.quantity, sum(a.quantity)
+  FROM orders AS o JOIN order_allocations AS a ON a.order_id = o.id GROUP BY o.id HAVING sum(a.quantity) <> o.quantity
+  UNION ALL
+  SELECT 'hold', l.reservation_id, l.line, l.quantity, sum(a.quantity)
+  FROM reservation_lines AS l JOIN reservation_allocations AS a ON a.reservation_id = l.reservation_id AND a.line = l.line
+  GROUP BY l.reservation_id, l.line HAVING sum(a.quantity) <> l.quantity`
 
 const ROWS_IN_JUMPS = `SELECT c.seq, c.pet_id, j.after_seq, j.through_seq
   FROM ledger_jumps AS j JOIN inventory_changes AS c ON c.seq > j.after_seq AND c.seq <= j.through_seq`
@@ -39,18 +69,21 @@ const BATCHES_SPLIT = `SELECT batch_id, count(*), min(seq), max(seq) FROM invent
 const ORDER_MOVES = `WITH moves AS (
     SELECT order_id,
       sum(reason = 'order') AS placements,
-      -- An order confirmed from a hold moved no units: its hold's reservation row took them.
-      sum(iif(reason = 'order', iif(reservation_id IS NULL, previous_quantity - quantity,
-        (SELECT sum(l.quantity) FROM reservation_lines AS l WHERE l.reservation_id = c.reservation_id AND l.order_id = c.order_id)), 0)) AS taken,
+      -- An order confirmed from a hold moved no units (a row at each location it took from): its hold's
+      -- reservation rows took them.
+      sum(iif(reason = 'order' AND reservation_id IS NULL, previous_quantity - quantity, 0))
+        + coalesce(max(iif(reason = 'order' AND reservation_id IS NOT NULL, (SELECT sum(l.quantity) FROM reservation_lines AS l
+          WHERE l.reservation_id = c.reservation_id AND l.order_id = c.order_id), NULL)), 0) AS taken,
       sum(reason = 'cancellation') AS returns,
       sum(iif(reason = 'cancellation', quantity - previous_quantity, 0)) AS given,
       min(pet_id) AS low_pet, max(pet_id) AS high_pet, min(seq) AS first_seq
     FROM inventory_changes AS c WHERE order_id IS NOT NULL GROUP BY order_id)
   SELECT o.id, o.pet_id, o.status, o.quantity, coalesce(m.placements, 0), coalesce(m.taken, 0),
-    coalesce(m.returns, 0), coalesce(m.given, 0), m.low_pet, m.high_pet, NULL
+    coalesce(m.returns, 0), coalesce(m.given, 0), m.low_pet, m.high_pet, NULL,
+    max(1, (SELECT count(*) FROM order_allocations AS a WHERE a.order_id = o.id))
   FROM orders AS o LEFT JOIN moves AS m ON m.order_id = o.id
   UNION ALL
-  SELECT m.order_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, m.first_seq
+  SELECT m.order_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, m.first_seq, NULL
   FROM moves AS m WHERE NOT EXISTS (SELECT 1 FROM orders WHERE id = m.order_id)`
 
 /** Every hold beside its lines and the ledger rows that name it. */
@@ -61,10 +94,11 @@ const HOLD_MOVES = `WITH moves AS (
       sum(iif(reason = 'release' OR reason = 'expiry', quantity - previous_quantity, 0)) AS given,
       sum(reason = 'order') AS confirms
     FROM inventory_changes WHERE reservation_id IS NOT NULL GROUP BY reservation_id),
-  held AS (SELECT reservation_id, count(*) AS lines, sum(quantity) AS units, count(order_id) AS ordered
-    FROM reservation_lines GROUP BY reservation_id)
+  held AS (SELECT reservation_id, count(*) AS lines, sum(quantity) AS units, count(order_id) AS ordered,
+      sum(max(1, (SELECT count(*) FROM reservation_allocations AS a WHERE a.reservation_id = l.reservation_id AND a.line = l.line))) AS parts
+    FROM reservation_lines AS l GROUP BY reservation_id)
   SELECT r.id, r.status, coalesce(h.lines, 0), coalesce(h.units, 0), coalesce(h.ordered, 0), coalesce(m.takes, 0),
-    coalesce(m.taken, 0), coalesce(m.gives, 0), coalesce(m.given, 0), coalesce(m.confirms, 0)
+    coalesce(m.taken, 0), coalesce(m.gives, 0), coalesce(m.given, 0), coalesce(m.confirms, 0), coalesce(h.parts, 0)
   FROM reservations AS r LEFT JOIN held AS h ON h.reservation_id = r.id LEFT JOIN moves AS m ON m.reservation_id = r.id`
 
 /** Lines of confirmed holds whose order is missing or of another pet or quantity. */
@@ -119,16 +153,21 @@ function checkAll(db: Database.Database, report: Report, due?: (hold: DueHold) =
     keys: count(db, 'SELECT count(*) FROM api_keys'),
   }
 
-  for (const [petId, entry, seq, quantity] of rows(db, ENTRY_VS_LEDGER)) {
-    if (entry === null)
-      report({ invariant: 'ledger_row_has_entry', ids: { pet: petId as bigint, seq: seq as bigint }, found: 'the pet has no entry' })
-    else
-      report({
-        invariant: 'entry_matches_ledger',
-        ids: { pet: petId as bigint, seq: seq as bigint },
-        found: `the entry holds ${entry}, its newest ledger row says ${quantity}`,
-      })
-  }
+  for (const [petId, locationId, held, seq, quantity, hasEntry] of rows(db, ENTRY_VS_LEDGER))
+    report(
+      ledgerFinding(
+        petId as bigint,
+        locationId === null ? null : Number(locationId),
+        held as bigint | null,
+        seq as bigint,
+        quantity as bigint,
+        hasEntry === 1n,
+      ),
+    )
+  for (const [petId, elsewhere, levels] of rows(db, ELSEWHERE_VS_LEVELS))
+    report(levelsFinding(petId as bigint, elsewhere as bigint | null, levels as bigint))
+  for (const [kind, id, line, quantity, allocated] of rows(db, ALLOCATIONS_WRONG))
+    report(allocationsFinding(kind as 'order' | 'hold', id as bigint, line as bigint | null, quantity as bigint, allocated as bigint))
 
   // SQLite's seq counter is the ledger itself (the largest seq, or the largest jump past it: ledger.ts,
   // lastIssuedSeq), so seq_below_counter holds by construction; rows inside a jump or retention's
@@ -155,7 +194,7 @@ function checkAll(db: Database.Database, report: Report, due?: (hold: DueHold) =
 
   const pruned = (db.prepare('SELECT pruned_through FROM ledger_retention').pluck().safeIntegers().get() as bigint) > 0n
   for (const r of rows(db, ORDER_MOVES)) {
-    const [orderId, petId, status, quantity, placements, taken, returns, given, lowPet, highPet, firstSeq] = r
+    const [orderId, petId, status, quantity, placements, taken, returns, given, lowPet, highPet, firstSeq, parts] = r
     if (petId === null) {
       report({ invariant: 'ledger_order_exists', ids: { order: orderId as bigint, seq: firstSeq as bigint }, found: 'no such order' })
       continue
@@ -167,6 +206,7 @@ function checkAll(db: Database.Database, report: Report, due?: (hold: DueHold) =
         petId: petId as bigint,
         status: status as OrderStatus,
         quantity: Number(quantity),
+        parts: Number(parts),
         placements: Number(placements),
         taken: Number(taken),
         returns: Number(returns),
@@ -179,7 +219,7 @@ function checkAll(db: Database.Database, report: Report, due?: (hold: DueHold) =
     if (found) report({ invariant: 'order_stock', ids: { order: orderId as bigint, pet: petId as bigint }, found })
   }
 
-  for (const [id, status, lines, units, ordered, takes, taken, gives, given, confirms] of rows(db, HOLD_MOVES)) {
+  for (const [id, status, lines, units, ordered, takes, taken, gives, given, confirms, parts] of rows(db, HOLD_MOVES)) {
     counts.reservations++
     const found = holdFinding(
       {
@@ -187,6 +227,7 @@ function checkAll(db: Database.Database, report: Report, due?: (hold: DueHold) =
         status: status as ReservationStatus,
         lines: Number(lines),
         units: Number(units),
+        parts: Number(parts),
         ordered: Number(ordered),
         takes: Number(takes),
         taken: Number(taken),

@@ -123,6 +123,33 @@ export function sqliteLocations(conn: SqliteConnection): LocationStore {
         return (conn.query(sql).all(args) as LevelRow[]).map(toLevel)
       }),
 
+    listReachableInventory: (reach, { after, limit, status, petId }) =>
+      conn.retryBusy(() => {
+        const others = reach.filter((id) => id !== DEFAULT_LOCATION_ID)
+        const where = [
+          after === undefined ? '' : 'i.pet_id > @after',
+          status === undefined ? '' : 'i.status = @status',
+          petId === undefined ? '' : 'i.pet_id = @petId',
+        ].filter(Boolean)
+        // The stock elsewhere is read only for entries that have some.
+        const sql = `SELECT i.pet_id, ${reach.includes(DEFAULT_LOCATION_ID) ? 'i.quantity - i.elsewhere' : '0'} + CASE WHEN i.elsewhere = 0 THEN 0 ELSE
+            coalesce((SELECT sum(s.quantity) FROM stock_levels AS s WHERE s.pet_id = i.pet_id
+              AND s.location_id IN (SELECT value FROM json_each(@others))), 0) END, i.status
+          FROM inventory AS i ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY i.pet_id LIMIT @limit`
+        const args = {
+          limit,
+          others: jsonList(others),
+          ...(after === undefined ? {} : { after }),
+          ...(status === undefined ? {} : { status }),
+          ...(petId === undefined ? {} : { petId }),
+        }
+        return (conn.query(sql).all(args) as [bigint, bigint, string][]).map(([id, quantity, s]) => ({
+          petId: id,
+          quantity: Number(quantity),
+          status: s as PetStatus,
+        }))
+      }),
+
     petStock: (petId) =>
       conn.retryBusy(() => {
         const entry = conn.query(`${DEFAULT_STOCK} WHERE pet_id = ?`).get(petId) as LevelRow | undefined

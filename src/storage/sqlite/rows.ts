@@ -43,6 +43,8 @@ export interface KeyRow {
   created_at: string
   last_used_at: string | null
   revoked_at: string | null
+  /** Comma-separated location ids, only when read (keys.ts HELD_TO); null when it reaches every location. */
+  locations?: string | null
 }
 
 export const ORDER_COLUMNS = 'id, pet_id, quantity, status, placed_at, updated_at'
@@ -113,11 +115,15 @@ export const toChange = ([
   return change
 }
 
-export const toKey = (row: KeyRow): ApiKey => ({
-  id: row.id,
-  name: row.name,
-  scopes: scopesOf(row.scopes),
-  createdAt: row.created_at,
-  lastUsedAt: row.last_used_at,
-  revokedAt: row.revoked_at,
-})
+export const toKey = (row: KeyRow): ApiKey => {
+  const key: ApiKey = {
+    id: row.id,
+    name: row.name,
+    scopes: scopesOf(row.scopes),
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+  }
+  if (row.locations != null) key.locations = row.locations.split(',').map(Number)
+  return key
+}

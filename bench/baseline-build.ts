@@ -96,12 +96,17 @@ async function installDependencies(root: string, dir: string, log: (line: string
   }
 }
 
-/**
- * The baseline's CLI, built once per commit: its tree from `git archive`, its dependencies, then its
- * own `npm run build`. A folder whose build did not finish (no marker) is made again.
- */
+/** The baseline's CLI (bench/baseline), built once per commit (prepareBuild). */
 export async function prepareBaseline(root: string, log: (line: string) => void): Promise<Baseline> {
-  const commit = await pinnedCommit(root)
+  return prepareBuild(root, await pinnedCommit(root), log)
+}
+
+/**
+ * The CLI of an earlier commit of this branch (the guard's baseline, a previous release beside this
+ * one in an upgrade test), built once per commit: its tree from `git archive`, its dependencies, then
+ * its own `npm run build`. A folder whose build did not finish (no marker) is made again.
+ */
+export async function prepareBuild(root: string, commit: string, log: (line: string) => void): Promise<Baseline> {
   await checkHistory(root, commit)
   const dir = join(root, '.tools/guard-baseline', commit)
   const cli = join(dir, 'dist/src/cli.js')

@@ -53,6 +53,7 @@ import { cpuNsOf, killAllChildren, runNode } from './procs.js'
 import { loadAverage, mdTable, textTable } from './report.js'
 import { type Goal, readSection, renderSection, sectionConsole, type WrkGroupRun, wrkGroupRun, writeSection } from './results-section.js'
 import { checkPatch, type Dataset, makeDataset, type Running, serviceEnv, startService } from './targets.js'
+import { median } from './stats.js'
 
 /** `brokers` in BENCH_SCENARIOS runs this group; a default run (no BENCH_SCENARIOS) includes it. */
 export const BROKERS_GROUP = 'brokers'
@@ -371,12 +372,6 @@ async function cpuRound(service: Service, requests: number, dest?: { d: Destinat
   const patches = endSeq - startSeq
   if (patches < load.completed) throw new Error(`${running.server.label}: ${patches} ledger rows for ${load.completed} answered PATCHes`)
   return { nsPerPatch: (after - before) / patches, patches, rps: load.rps, ...(drainMs === undefined ? {} : { drainMs }) }
-}
-
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
 /** One (backend, broker)'s figures. */

@@ -12,7 +12,7 @@ import { CONNECTIONS, ORDER_STOCK, SMALL_INVENTORY } from './config.js'
 import { startClients, type Clients } from './live-children.js'
 import { parseWrk } from './load.js'
 import { cpuNsOf, track } from './procs.js'
-import { checkGet, checkOrder, checkPatch, makeDataset, type Running, serviceEnv, startService } from './targets.js'
+import { checkGet, checkOrder, checkPatch, type Dataset, makeDataset, type Running, serviceEnv, startService } from './targets.js'
 
 export interface CpuScenario {
   id: string
@@ -97,14 +97,25 @@ function guardEnv(url: string): NodeJS.ProcessEnv {
  * order is refused), each checked to answer correctly before anything is measured. `cli` is today's
  * `dist/src/cli.js`, `baseline` the earlier build's.
  */
+/** What another comparison than the guard's makes of the two targets (bench/locations.ts: one build, two stores). */
+export interface TargetOptions {
+  /** The entries both stores start with (the guard's: SMALL_INVENTORY pets of ORDER_STOCK units each). */
+  size?: number
+  /** Run on each target once it serves, before the checks. */
+  prepare?: (target: GuardTarget, dataset: Dataset) => Promise<void>
+  /** Whether the answers are checked against the dataset (as the guard's are): a store prepared otherwise answers otherwise. */
+  check?: (target: GuardTarget) => boolean
+}
+
 export async function startTargets(
   cli: string,
   baseline: string,
   backend: Backend,
   dir: string,
   log: (line: string) => void,
+  options: TargetOptions = {},
 ): Promise<Targets> {
-  const dataset = await makeDataset(dir, SMALL_INVENTORY, false, ORDER_STOCK)
+  const dataset = await makeDataset(dir, options.size ?? SMALL_INVENTORY, false, ORDER_STOCK)
   const list: GuardTarget[] = []
   const clients = startClients()
   const stop = async (): Promise<void> => {
@@ -120,7 +131,9 @@ export async function startTargets(
       pin(clients.pid, CPUS.servers)
       log(`${backend.name}: both builds and the stream clients on CPU ${CPUS.servers}, wrk on ${CPUS.load}`)
     }
+    for (const target of list) await options.prepare?.(target, dataset)
     for (const target of list) {
+      if (options.check && !options.check(target)) continue
       // Each check names the first pet; the order first, while it still holds ORDER_STOCK units.
       await checkGet(target.running, dataset)
       await checkOrder(target.running, dataset, true)

@@ -16,6 +16,7 @@ import { envNumber } from './config.js'
 import { type CpuSample, type CpuScenario, measureScenario, SCENARIOS, startTargets, type Targets } from './cpu-scenarios.js'
 import { wrkVersion } from './load.js'
 import { killAllChildren } from './procs.js'
+import { median } from './stats.js'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const CLI = process.env.BENCH_CLI ? resolve(process.env.BENCH_CLI) : join(ROOT, 'dist/src/cli.js')
@@ -36,12 +37,6 @@ const log = (line: string): void => console.log(`[guard ${new Date().toISOString
 interface Budgets {
   /** `<backend>/<scenario>` -> the largest ratio allowed, this build's CPU per request ÷ the baseline's. */
   budgets: Record<string, number>
-}
-
-export const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
 interface Reading {

@@ -70,7 +70,6 @@ import {
   DONE,
   int,
   lastSeq,
-  median,
   message,
   type PgSide,
   pgSide,
@@ -80,6 +79,7 @@ import {
   sleep,
 } from './stock-moves.js'
 import { checkPatch, makeDataset, type Running, serviceEnv, startService } from './targets.js'
+import { median } from './stats.js'
 
 /** `holds` in BENCH_SCENARIOS runs this group; a default run (no BENCH_SCENARIOS) leaves it out. */
 export const HOLDS_GROUP = 'holds'

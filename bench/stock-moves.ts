@@ -46,6 +46,7 @@ import { cpuNsOf, cpuTimeOf, type ServerHandle } from './procs.js'
 import { mdTable, textTable } from './report.js'
 import { type Goal, readSection, renderSection, sectionConsole, type WrkGroupRun, wrkGroupRun, writeSection } from './results-section.js'
 import { checkPatch, makeDataset, type Running, serviceEnv, startService } from './targets.js'
+import { median } from './stats.js'
 
 /** `stock` in BENCH_SCENARIOS runs this group; a default run (no BENCH_SCENARIOS) includes it. */
 export const STOCK_GROUP = 'stock'
@@ -140,11 +141,6 @@ const SHED_WAIT_MS = 10_000
 export const int = (n: number) => Math.round(n).toLocaleString('en-US')
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 export const message = (err: unknown): string => (err instanceof Error ? err.message : String(err))
-export const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
 const changesPerRequest = (s: StockScenario): number => (s.kind === 'batch' ? BATCH_SIZE : 1)
 
 // ---------------------------------------------------------------- the service

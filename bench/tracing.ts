@@ -57,6 +57,7 @@ import { cpuTimeOf, freePort, HOST, runNode, type ServerHandle, startServer } fr
 import { mdTable, textTable } from './report.js'
 import { type Goal, readSection, renderSection, sectionConsole, type WrkGroupRun, wrkGroupRun, writeSection } from './results-section.js'
 import { checkGet, checkOrder, checkPatch, type Dataset, makeDataset, type Running, serviceEnv, startService } from './targets.js'
+import { median } from './stats.js'
 
 /** `tracing` in BENCH_SCENARIOS runs this group; a default run (no BENCH_SCENARIOS) includes it. */
 export const TRACING_GROUP = 'tracing'
@@ -147,11 +148,6 @@ const POLL_MS = 50
 const int = (n: number) => Math.round(n).toLocaleString('en-US')
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err))
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
 
 // ---------------------------------------------------------------- the sink and the services
 

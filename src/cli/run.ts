@@ -19,7 +19,7 @@ export const USAGE = `Usage: petstore <command>
 Commands:
   serve [--workers N]          start the HTTP service (what npm start runs); N processes share the port
   migrate                      bring the database schema up to date
-  keys create --name NAME [--scopes SCOPE,...]
+  keys create --name NAME [--scopes SCOPE,...] [--locations ID,...]
                                create an API key with these scopes (default: all of them); prints the token alone on stdout
   keys list                    list API keys with their scopes (never their secrets)
   keys revoke NAME_OR_ID       revoke a key; takes effect on the server's next request

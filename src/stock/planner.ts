@@ -52,6 +52,11 @@ export interface BatchState {
   levels?: Map<bigint, Map<number, number>> | undefined
   /** Whether each location other than the default one that the batch names or gives units back to is active; absent: no such location. */
   locations?: Map<number, boolean> | undefined
+  /**
+   * Reads a pet's levels (as `levels` holds them) when the plan needs those of one not read before,
+   * in the same transaction (SQLite's, synchronous); without it, such a need throws LevelsNotRead.
+   */
+  loadLevels?: ((petId: bigint) => Map<number, number>) | undefined
 }
 
 /** What the batch writes, in one transaction, and what each write answers. */
@@ -143,15 +148,21 @@ export type BatchReads = ReturnType<typeof batchReads>
 
 /**
  * What a batch reads of the locations once its orders, holds and entries are read: the pets whose
- * levels it reads (those it names a location for, those it allocates that have stock elsewhere, those
- * of the orders and hold lines it may give units back to that took them elsewhere) and the locations
- * whose active flag it reads. A store with one location reads none.
+ * levels it surely reads (those it names a location for, those of the orders and hold lines it may
+ * give units back to that took them elsewhere), those whose levels it may read (those it allocates,
+ * or writes for a key held to locations, that have stock elsewhere: only if the default location
+ * does not cover an order, say), and the locations whose active flag it reads. A store with one
+ * location reads none.
  */
-export function locationReads(reads: BatchReads, state: BatchState): { levelPets: Set<bigint>; locationIds: Set<number> } {
+export function locationReads(
+  reads: BatchReads,
+  state: BatchState,
+): { levelPets: Set<bigint>; maybeLevelPets: Set<bigint>; locationIds: Set<number> } {
   const levelPets = new Set(reads.levelPets)
+  const maybeLevelPets = new Set<bigint>()
   const locationIds = new Set(reads.locationIds)
-  for (const petId of reads.allocatedPets) if ((state.elsewhere?.get(petId) ?? 0) > 0) levelPets.add(petId)
-  for (const petId of reads.heldPets) if ((state.elsewhere?.get(petId) ?? 0) > 0) levelPets.add(petId)
+  for (const petId of reads.allocatedPets) if ((state.elsewhere?.get(petId) ?? 0) > 0) maybeLevelPets.add(petId)
+  for (const petId of reads.heldPets) if ((state.elsewhere?.get(petId) ?? 0) > 0) maybeLevelPets.add(petId)
   const taken = (petId: bigint, allocations: Allocation[] | undefined) => {
     if (allAtDefault(allocations)) return
     levelPets.add(petId)
@@ -159,7 +170,15 @@ export function locationReads(reads: BatchReads, state: BatchState): { levelPets
   }
   for (const order of state.orders.values()) taken(order.petId, order.allocations)
   for (const r of state.reservations?.values() ?? []) for (const line of r.lines) taken(line.petId, line.allocations)
-  return { levelPets, locationIds }
+  for (const petId of levelPets) maybeLevelPets.delete(petId)
+  return { levelPets, maybeLevelPets, locationIds }
+}
+
+/** The plan needs a pet's levels that were neither read nor can be (PostgreSQL without the lock): plan it again under the lock. */
+export class LevelsNotRead extends Error {
+  constructor(readonly petId: bigint) {
+    super(`The levels of pet ${petId} were not read`)
+  }
 }
 
 /** About how many ledger rows a write may add: what a group commit's size is bounded by. */
@@ -239,14 +258,17 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
   let lastReservation = state.lastReservation ?? 0n
 
   const elsewhereOf = (petId: bigint) => elsewhere.get(petId) ?? 0
-  /** The pet's levels at the other locations; read by the backend for every pet whose levels the batch needs (locationReads). */
+  /**
+   * The pet's levels at the other locations: read by the backend beforehand (locationReads), or now
+   * through loadLevels; none to read when the pet has nothing elsewhere.
+   */
   const levelsOf = (petId: bigint): Map<number, number> => {
     const own = levels.get(petId)
     if (own) return own
-    if (elsewhereOf(petId) !== 0) throw new Error(`The levels of pet ${petId} were not read`)
-    const none = new Map<number, number>()
-    levels.set(petId, none)
-    return none
+    if (elsewhereOf(petId) !== 0 && !state.loadLevels) throw new LevelsNotRead(petId)
+    const read = elsewhereOf(petId) === 0 ? new Map<number, number>() : state.loadLevels!(petId)
+    levels.set(petId, read)
+    return read
   }
   /** The entry's stock at one location. */
   const levelAt = (entry: InventoryItem, locationId: number) =>

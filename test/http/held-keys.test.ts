@@ -80,6 +80,41 @@ for (const backend of BACKENDS) {
       )
     })
 
+    test('When an operator holds a key to locations with the CLI, then keys list shows them; a bad list makes no key', async () => {
+      const made = await suite.server.cli([
+        'keys',
+        'create',
+        '--name',
+        'till-cli',
+        '--scopes',
+        'inventory:read',
+        '--locations',
+        `${shopB},1`,
+      ])
+      assert.equal(made.code, 0, made.stderr)
+      assert.match(made.stderr, new RegExp(`held to locations 1,${shopB}\\.`))
+      const rows = (await suite.server.cli(['keys', 'list'])).stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t'))
+      const at = rows[0]!.indexOf('LOCATIONS')
+      assert.equal(rows.find((r) => r[1] === 'till-cli')?.[at], `1,${shopB}`)
+      assert.equal(rows.find((r) => r[1] === 'two-shops')?.[at], [shopA, shopB].sort((x, y) => x - y).join(','))
+      for (const [list, code] of [
+        ['x', 2],
+        ['0', 2],
+        ['99', 1],
+      ] as const) {
+        const refused = await suite.server.cli(['keys', 'create', '--name', `refused-${code}`, '--locations', list])
+        assert.equal(refused.code, code, `--locations ${list}: ${refused.stderr}`)
+      }
+      assert.equal(
+        rows.some((r) => r[1]?.startsWith('refused')),
+        false,
+      )
+      assert.equal((await suite.server.cli(['keys', 'list'])).stdout.includes('refused'), false)
+    })
+
     test('When a till reads the inventory, then each quantity is its location’s, in the list, a page and one entry', async () => {
       const list = await request('GET', '/v1/inventory', undefined, till)
       assert.equal(list.status, 200, list.text)

@@ -232,7 +232,7 @@ for (const backend of BACKENDS) {
         .trim()
         .split('\n')
         .map((l) => l.split('\t'))
-      assert.deepEqual(rows[0], ['ID', 'NAME', 'SCOPES', 'CREATED', 'LAST USED', 'REVOKED'])
+      assert.deepEqual(rows[0], ['ID', 'NAME', 'SCOPES', 'CREATED', 'LAST USED', 'REVOKED', 'LOCATIONS'])
       assert.equal(rows.find((r) => r[1] === 'limited')?.[2], 'inventory:read,orders:read')
       assert.equal(rows.find((r) => r[1] === 'full')?.[2], SCOPES.join(','))
       assert.doesNotMatch(list.stdout, /\*/)

@@ -266,6 +266,8 @@ export interface StartOptions {
   args?: string[]
   /** Its own process group, as from a terminal (so a signal can reach the whole group). */
   detached?: boolean
+  /** Another build's `dist/src/cli.js` (an earlier release, in an upgrade test); this checkout's by default. */
+  cli?: string
 }
 
 /**
@@ -289,7 +291,7 @@ export async function startServer(
     RATE_LIMIT_PER_ADDRESS: '0',
     ...extraEnv,
   }
-  const child = spawn(process.execPath, [CLI, 'serve', ...(options.args ?? [])], {
+  const child = spawn(process.execPath, [options.cli ?? CLI, 'serve', ...(options.args ?? [])], {
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: options.detached ?? false,

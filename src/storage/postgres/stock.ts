@@ -6,6 +6,7 @@ import {
   type BatchReads,
   type BatchState,
   batchReads,
+  LevelsNotRead,
   locationReads,
   namesLocations,
   planBatch,
@@ -144,8 +145,8 @@ async function commitStockWrites(db: PostgresConnection, batch: StockWrite[], de
       state.entries.set(item.petId, item)
       if (row.elsewhere !== 0) state.elsewhere!.set(item.petId, row.elsewhere)
     }
-    const { levelPets, locationIds } = locationReads(reads, state)
-    await readLevels(run, levelPets, state.levels!)
+    const { levelPets, maybeLevelPets, locationIds } = locationReads(reads, state)
+    await readLevels(run, new Set([...levelPets, ...maybeLevelPets]), state.levels!)
     await readLocationStates(run, locationIds, state.locations!)
     if (reads.claims.length > 0) await readClaims(run, reads.claims, at, state)
     const plan = planBatch(batch, state, at.toISOString())
@@ -211,7 +212,7 @@ async function adjustQuantities(db: PostgresConnection, batch: PlainDelta[], dea
   })
 }
 
-/** Whether planning the batch needs stock levels (which only a plan under the lock reads). */
+/** Whether planning the batch surely needs stock levels (which only a plan under the lock reads). */
 const needsLevels = (reads: BatchReads, state: BatchState) => locationReads(reads, state).levelPets.size > 0
 
 /** A batch's state as read without the lock, and when each live claim it read was made (to check it was not replaced). */
@@ -229,10 +230,16 @@ async function applyUnlocked(run: Run, batch: StockWrite[], at: Date): Promise<S
   const reads = batchReads(batch)
   const since = new Date(at.getTime() - IDEMPOTENCY_TTL_MS)
   const { state, petIds, claimsMade } = await readUnlocked(run, reads, since)
-  // Levels to read (a pet allocated that has stock elsewhere, an order that took stock elsewhere):
-  // the plan is made under the lock, which reads them.
+  // Levels to read (an order that took stock elsewhere, given back; an order the default location does
+  // not cover): the plan is made under the lock, which reads them.
   if (needsLevels(reads, state)) return undefined
-  const plan = planBatch(batch, state, at.toISOString())
+  let plan: BatchPlan
+  try {
+    plan = planBatch(batch, state, at.toISOString())
+  } catch (error) {
+    if (error instanceof LevelsNotRead) return undefined
+    throw error
+  }
   const claimed = reads.claims.map((c) => claimsMade.get(claimKey(c.keyId, c.key)) ?? null)
   const orderIds = [...reads.orderIds]
   const [result] = await run<{ applied: boolean; change_shift: string; order_shift: string }>(

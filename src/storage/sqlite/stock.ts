@@ -42,9 +42,15 @@ function applyStockWrites(conn: SqliteConnection, batch: StockWrite[]): StockRes
     reads.petIds.add(order.petId)
   }
   readEntries(conn, reads.petIds, state.entries, state.elsewhere!)
+  // The levels a plan may need beyond these (an order the default location does not cover) are read when it needs them.
   const { levelPets, locationIds } = locationReads(reads, state)
   readLevels(conn, levelPets, state.levels!)
   readLocationStates(conn, locationIds, state.locations!)
+  state.loadLevels = (petId) => {
+    const read = new Map<bigint, Map<number, number>>()
+    readLevels(conn, new Set([petId]), read)
+    return read.get(petId)!
+  }
   if (reads.claims.length > 0) {
     const since = new Date(now - IDEMPOTENCY_TTL_MS).toISOString()
     for (const { keyId, key } of reads.claims) {

@@ -241,6 +241,11 @@ const routes: FastifyPluginAsyncTypebox<InventoryRoutesOptions> = async (
         body: Type.Ref('InventoryAdjustment'),
         response: {
           200: Type.Union([Type.Ref('InventoryItem'), Type.Ref('StockLevel')], {
+            // Small petIds: the serializer compiles this schema, and cannot write a bigint example.
+            examples: [
+              { petId: 7, quantity: 24, status: 'available' },
+              { petId: 7, locationId: 4, quantity: 9, status: 'available' },
+            ],
             description:
               'The entry as the adjustment left it (with `locationId`: that location’s stock, a StockLevel), once committed durably.',
             headers: { ...ETAG_HEADER, ...REPLAYED_HEADER },

@@ -1,5 +1,6 @@
 import { Type } from 'typebox'
 import { DEFAULT_LOCATION_ID, MAX_QUANTITY } from '../domain.js'
+import { INT64_NOTE } from '../http/int64.schema.js'
 
 // A location's id and a line's allocations, as every resource's schemas name them (inventory, orders,
 // holds, locations): one place, below all of them.
@@ -12,7 +13,7 @@ export const MAX_LOCATION_ID = 2147483647
  * read all ids alike), bounded by the column it names.
  */
 export const LocationIdSchema = (description: string) =>
-  Type.Integer({ format: 'int64', minimum: 1, maximum: MAX_LOCATION_ID, description, examples: [4] })
+  Type.Integer({ format: 'int64', minimum: 1, maximum: MAX_LOCATION_ID, description: `${description} ${INT64_NOTE}`, examples: [4] })
 
 export const LOCATION_ID = `A location's id (${DEFAULT_LOCATION_ID} is the default location).`
 
@@ -36,6 +37,12 @@ export const AllocationsSchema = Type.Array(
   ),
   {
     minItems: 1,
+    examples: [
+      [
+        { locationId: 1, quantity: 1 },
+        { locationId: 4, quantity: 2 },
+      ],
+    ],
     description:
       'Where the units were taken from, in the order taken: absent when all came from the default location. Cancelling, ' +
       'releasing or expiring gives each back there (to the default location when that one was deactivated since).',

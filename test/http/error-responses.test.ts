@@ -129,6 +129,28 @@ const lacking = (method: string, path: string, token: () => string, body?: unkno
 })
 const notAdmin = () => narrow.reader
 const notOther = () => narrow.admin
+/**
+ * Locations made in before(), besides the default one (id 1), which holds pets 1 and 2's stock:
+ * `open`, active and empty, and `closed`, deactivated (a write naming it is 400 location_inactive).
+ */
+const places = { open: 0, closed: 0 }
+const OPEN_NAME = 'Harbour Street'
+/** A transfer of pet 1's units (5 at the default location) to the open location, or to `to`. */
+const move = (quantity: number, to = places.open) => ({ fromLocationId: 1, toLocationId: to, quantity })
+const transfer = (s: TestServer, token: string | undefined, body: unknown, petId: string = '1') =>
+  s.request('POST', `/v1/inventory/${petId}/transfers`, { ...(token === undefined ? {} : { token }), body })
+/**
+ * A unit of pet 1 moved to the open location, a deactivation of it asked for (refused: it holds
+ * stock), and the unit moved back, so that the stock is as it was: the refusal.
+ */
+async function deactivatingStocked(s: TestServer, token: string): Promise<Response> {
+  const there = await transfer(s, token, move(1))
+  assert.equal(there.status, 200, there.text)
+  const refused = await s.request('PATCH', `/v1/locations/${places.open}`, { token, body: { active: false } })
+  const back = await transfer(s, token, { fromLocationId: places.open, toLocationId: 1, quantity: 1 })
+  assert.equal(back.status, 200, back.text)
+  return refused
+}
 const TRIGGERS: Record<string, Record<number, Trigger>> = {
   'GET /inventory': {
     400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/inventory?limit=0', { token }) },
@@ -436,6 +458,108 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     500: { phase: 'broken', send: (s, token) => s.request('PATCH', '/v1/store/orders/1', { token, body: { status: 'approved' } }) },
     503: { phase: 'unavailable', send: (s, token) => s.request('PATCH', '/v1/store/orders/1', { token, body: { status: 'approved' } }) },
   },
+  'GET /locations': {
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/locations') },
+    403: lacking('GET', '/v1/locations', notOther),
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/locations', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/locations', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/locations', { token }) },
+  },
+  'POST /locations': {
+    400: { phase: 'healthy', send: (s, token) => s.request('POST', '/v1/locations', { token, body: { name: '' } }) },
+    401: { phase: 'healthy', send: (s) => s.request('POST', '/v1/locations', { body: { name: 'Quay Road' } }) },
+    403: lacking('POST', '/v1/locations', notAdmin, { name: 'Quay Road' }),
+    // The open location's name, case aside.
+    409: {
+      phase: 'healthy',
+      code: 'location_name_taken',
+      send: (s, token) => s.request('POST', '/v1/locations', { token, body: { name: OPEN_NAME.toUpperCase() } }),
+    },
+    413: { phase: 'healthy', send: (s, token) => s.request('POST', '/v1/locations', { token, rawBody: bigBody('name'), headers: json }) },
+    415: {
+      phase: 'healthy',
+      send: (s, token) => s.request('POST', '/v1/locations', { token, rawBody: 'name=x', headers: { 'content-type': 'text/plain' } }),
+    },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('POST', '/v1/locations', { token, body: { name: '' } })) },
+    500: { phase: 'broken', send: (s, token) => s.request('POST', '/v1/locations', { token, body: { name: 'Broken Lane' } }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('POST', '/v1/locations', { token, body: { name: 'Down Lane' } }) },
+  },
+  'GET /locations/{locationId}': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/locations/x', { token }) },
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/locations/1') },
+    403: lacking('GET', '/v1/locations/1', notOther),
+    // An int64, past the largest location id (2147483647): no location has it.
+    404: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/locations/2147483648', { token }) },
+    414: { phase: 'healthy', send: (s, token) => s.request('GET', `/v1/locations/${longId}`, { token }) },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/locations/424242', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/locations/1', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/locations/1', { token }) },
+  },
+  'PATCH /locations/{locationId}': {
+    // The default location is never deactivated.
+    400: { phase: 'healthy', send: (s, token) => s.request('PATCH', '/v1/locations/1', { token, body: { active: false } }) },
+    401: { phase: 'healthy', send: (s) => s.request('PATCH', '/v1/locations/1', { body: { name: 'Default' } }) },
+    403: lacking('PATCH', '/v1/locations/1', notAdmin, { name: 'Default' }),
+    404: { phase: 'healthy', send: (s, token) => s.request('PATCH', '/v1/locations/424242', { token, body: { name: 'Nowhere' } }) },
+    409: { phase: 'healthy', code: 'location_not_empty', send: deactivatingStocked },
+    413: {
+      phase: 'healthy',
+      send: (s, token) => s.request('PATCH', '/v1/locations/1', { token, rawBody: bigBody('name'), headers: json }),
+    },
+    414: { phase: 'healthy', send: (s, token) => s.request('PATCH', `/v1/locations/${longId}`, { token, body: { name: 'Default' } }) },
+    415: {
+      phase: 'healthy',
+      send: (s, token) =>
+        s.request('PATCH', '/v1/locations/1', { token, rawBody: 'name=Default', headers: { 'content-type': 'text/plain' } }),
+    },
+    429: {
+      phase: 'limited',
+      send: (s, token) => twice(() => s.request('PATCH', '/v1/locations/424242', { token, body: { name: 'Nowhere' } })),
+    },
+    500: { phase: 'broken', send: (s, token) => s.request('PATCH', '/v1/locations/1', { token, body: { name: 'Default' } }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('PATCH', '/v1/locations/1', { token, body: { name: 'Default' } }) },
+  },
+  'GET /locations/{locationId}/inventory': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/locations/1/inventory?limit=0', { token }) },
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/locations/1/inventory') },
+    403: lacking('GET', '/v1/locations/1/inventory', notOther),
+    404: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/locations/424242/inventory', { token }) },
+    414: { phase: 'healthy', send: (s, token) => s.request('GET', `/v1/locations/${longId}/inventory`, { token }) },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/locations/1/inventory', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/locations/1/inventory', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/locations/1/inventory', { token }) },
+  },
+  'GET /inventory/{petId}/locations': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/inventory/01/locations', { token }) },
+    401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/inventory/1/locations') },
+    403: lacking('GET', '/v1/inventory/1/locations', notOther),
+    404: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/inventory/424242/locations', { token }) },
+    414: { phase: 'healthy', send: (s, token) => s.request('GET', `/v1/inventory/${longId}/locations`, { token }) },
+    429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/inventory/1/locations', { token })) },
+    500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/inventory/1/locations', { token }) },
+    503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/inventory/1/locations', { token }) },
+  },
+  'POST /inventory/{petId}/transfers': {
+    // To the closed location: nothing moves.
+    400: { phase: 'healthy', code: 'location_inactive', send: (s, token) => transfer(s, token, move(1, places.closed)) },
+    401: { phase: 'healthy', send: (s) => transfer(s, undefined, move(1)) },
+    403: { phase: 'healthy', send: (s) => transfer(s, notOther(), move(1)) },
+    404: { phase: 'healthy', send: (s, token) => transfer(s, token, move(1), '424242') },
+    409: { phase: 'healthy', code: 'insufficient_stock', send: (s, token) => transfer(s, token, move(1000)) },
+    413: {
+      phase: 'healthy',
+      send: (s, token) => s.request('POST', '/v1/inventory/1/transfers', { token, rawBody: bigBody('quantity'), headers: json }),
+    },
+    414: { phase: 'healthy', send: (s, token) => transfer(s, token, move(1), longId) },
+    415: {
+      phase: 'healthy',
+      send: (s, token) =>
+        s.request('POST', '/v1/inventory/1/transfers', { token, rawBody: 'quantity=1', headers: { 'content-type': 'text/plain' } }),
+    },
+    429: { phase: 'limited', send: (s, token) => twice(() => transfer(s, token, move(1000))) },
+    500: { phase: 'broken', send: (s, token) => transfer(s, token, move(1)) },
+    503: { phase: 'unavailable', send: (s, token) => transfer(s, token, move(1)) },
+  },
   'GET /keys': {
     401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/keys') },
     403: lacking('GET', '/v1/keys', notAdmin),
@@ -645,6 +769,14 @@ for (const backend of BACKENDS) {
       // (pg_stat_activity, sampled every few ms); the server itself failed to start now and then, its
       // first connection not made within 300 ms.
       server = await resources.server(databaseUrl, { REQUIRE_IF_MATCH: 'true' })
+      const open = await server.request('POST', '/v1/locations', { token, body: { name: OPEN_NAME } })
+      assert.equal(open.status, 201, open.text)
+      places.open = open.body.id
+      const closed = await server.request('POST', '/v1/locations', { token, body: { name: 'Closed Yard' } })
+      assert.equal(closed.status, 201, closed.text)
+      places.closed = closed.body.id
+      const deactivated = await server.request('PATCH', `/v1/locations/${places.closed}`, { token, body: { active: false } })
+      assert.equal(deactivated.status, 200, deactivated.text)
       limitedServer = await resources.server(databaseUrl, { RATE_LIMIT_PER_KEY: '1', RATE_LIMIT_WINDOW_S: '86400' })
       sunsetServer = await resources.server(databaseUrl, {
         PET_LOOKUP_DEPRECATED_AT: '2020-01-01T00:00:00Z',
@@ -768,15 +900,17 @@ for (const backend of BACKENDS) {
       if (backend.name === 'sqlite') {
         const db = new Database(databaseUrl.slice('sqlite:'.length))
         db.exec(
-          'DROP TABLE reservation_lines; DROP TABLE reservations; DROP TABLE inventory; DROP TABLE orders; DROP TABLE inventory_changes; ' +
-            'DROP TABLE deprecated_calls; DROP TABLE api_keys; DROP TABLE webhooks',
+          'DROP TABLE api_key_locations; DROP TABLE stock_levels; DROP TABLE order_allocations; DROP TABLE reservation_allocations; ' +
+            'DROP TABLE locations; DROP TABLE reservation_lines; DROP TABLE reservations; DROP TABLE inventory; DROP TABLE orders; ' +
+            'DROP TABLE inventory_changes; DROP TABLE deprecated_calls; DROP TABLE api_keys; DROP TABLE webhooks',
         )
         db.close()
       } else {
         const client = new pg.Client({ connectionString: databaseUrl })
         await client.connect()
         await client.query(
-          'DROP TABLE reservation_lines, reservations, inventory, orders, inventory_changes, deprecated_calls, api_keys, webhooks CASCADE',
+          'DROP TABLE api_key_locations, stock_levels, order_allocations, reservation_allocations, locations, reservation_lines, ' +
+            'reservations, inventory, orders, inventory_changes, deprecated_calls, api_keys, webhooks CASCADE',
         )
         // DROP fires no trigger: move the version as a write would, so the cached list is not served.
         await client.query('UPDATE inventory_version SET version = version + 1')

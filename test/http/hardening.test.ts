@@ -67,7 +67,7 @@ for (const backend of BACKENDS) {
       ],
     })
 
-    /** A request for each operation that would succeed without the extra parameter. */
+    /** A request for each operation that would succeed without the extra parameter (a body made when sent, where it names what the test made). */
     const cases: Record<string, { method: string; path: (orderId: string) => string; body?: unknown }> = {
       listInventory: { method: 'GET', path: () => '/v1/inventory' },
       getInventoryItem: { method: 'GET', path: () => '/v1/inventory/1' },
@@ -99,8 +99,20 @@ for (const backend of BACKENDS) {
       getWebhook: { method: 'GET', path: () => `/v1/webhooks/${webhookId}` },
       deleteWebhook: { method: 'DELETE', path: () => `/v1/webhooks/${webhookId}` },
       enableWebhook: { method: 'POST', path: () => `/v1/webhooks/${webhookId}/enable` },
+      listLocations: { method: 'GET', path: () => '/v1/locations' },
+      createLocation: { method: 'POST', path: () => '/v1/locations', body: { name: 'By Query' } },
+      getLocation: { method: 'GET', path: () => `/v1/locations/${locationId}` },
+      updateLocation: { method: 'PATCH', path: () => `/v1/locations/${locationId}`, body: { name: 'Renamed By Query' } },
+      listLocationInventory: { method: 'GET', path: () => `/v1/locations/${locationId}/inventory` },
+      getInventoryLocations: { method: 'GET', path: () => '/v1/inventory/1/locations' },
+      transferInventory: {
+        method: 'POST',
+        path: () => '/v1/inventory/1/transfers',
+        body: () => ({ fromLocationId: 1, toLocationId: locationId, quantity: 1 }),
+      },
     }
     let spareKeyId = 0
+    let locationId = 0
     let webhookId = 0
     let holdId = 0
 
@@ -118,6 +130,9 @@ for (const backend of BACKENDS) {
       const webhook = await server.request('POST', '/v1/webhooks', { token, body: { url: 'https://example.com/hook' } })
       assert.equal(webhook.status, 201, webhook.text)
       webhookId = webhook.body.id
+      const location = await server.request('POST', '/v1/locations', { token, body: { name: 'Harbour Street' } })
+      assert.equal(location.status, 201, location.text)
+      locationId = location.body.id
       const state = async () => ({
         holds: (await server.request('GET', '/v1/store/reservations', { token })).text,
         keys: (await server.request('GET', '/v1/keys', { token })).text,
@@ -125,6 +140,9 @@ for (const backend of BACKENDS) {
         orders: (await server.request('GET', '/v1/store/orders', { token })).text,
         changes: (await server.request('GET', '/v1/inventory/changes', { token })).text,
         webhooks: (await server.request('GET', '/v1/webhooks', { token })).text,
+        locations: (await server.request('GET', '/v1/locations', { token })).text,
+        stockThere: (await server.request('GET', `/v1/locations/${locationId}/inventory`, { token })).text,
+        petStock: (await server.request('GET', '/v1/inventory/1/locations', { token })).text,
       })
       const before = await state()
       const doc = (await server.request('GET', '/v1/openapi.json')).body
@@ -135,12 +153,17 @@ for (const backend of BACKENDS) {
       for (const operationId of operations) {
         const { method, path, body } = cases[operationId]!
         for (const query of ['foo=1', 'access_token=x', 'status=sold&foo=']) {
-          const declared = ['listInventory', 'listOrders', 'listReservations', 'listInventoryChanges', 'streamInventoryChanges'].includes(
-            operationId,
-          )
+          const declared = [
+            'listInventory',
+            'listOrders',
+            'listReservations',
+            'listInventoryChanges',
+            'streamInventoryChanges',
+            'listLocationInventory',
+          ].includes(operationId)
           // A declared filter is not undeclared: keep only the extra parameter for those operations.
           const sent = declared ? 'foo=1' : query
-          const res = await server.request(method, `${path(orderId)}?${sent}`, { token, body })
+          const res = await server.request(method, `${path(orderId)}?${sent}`, { token, body: typeof body === 'function' ? body() : body })
           assert.equal(res.status, 400, `${operationId}?${sent}: ${res.text}`)
           assert.equal(res.body.code, 'invalid_request')
           assert.match(res.body.message, /unknown query parameter/)

@@ -5,6 +5,8 @@
 // scopes; and bad input that changes nothing, checked afterwards.
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
+import type { AddressInfo } from 'node:net'
+import { feedTexts, openStream, until } from '../changes/sse.js'
 import { useAppSuite } from '../support/app.js'
 import { BACKENDS, createKey } from '../support/helpers.js'
 import {
@@ -362,6 +364,33 @@ for (const backend of BACKENDS) {
       assertError(await request('GET', '/v1/locations/999/inventory', undefined, reader), 404, 'not_found')
       assertError(await request('GET', `/v1/locations/${shopA}/inventory?limit=0`, undefined, reader), 400, 'invalid_request')
       assertError(await request('GET', '/v1/inventory/999/locations', undefined, reader), 404, 'not_found')
+    })
+
+    test('When units are transferred with the change stream open, then its events are the feed’s rows byte for byte, each with its locationId and transferId', async () => {
+      await suite.server.app.listen({ port: 0, host: '127.0.0.1' })
+      const baseUrl = `http://127.0.0.1:${(suite.server.app.server.address() as AddressInfo).port}`
+      const client = await openStream(baseUrl, { token: suite.token })
+      try {
+        assert.equal(client.status, 200)
+        await until(() => client.blocks.length > 0, 5000, 'the preamble')
+        const first = client.blocks[0]
+        assert.ok(first?.kind === 'retry')
+        const start = Number(first.id)
+        const moved = await request('POST', '/v1/inventory/104/transfers', { fromLocationId: 1, toLocationId: shopA, quantity: 2 }, clerk)
+        assert.equal(moved.status, 200, moved.text)
+        const feed = await feedTexts(baseUrl, suite.token, start)
+        assert.equal(feed.length, 2)
+        await until(() => client.events.length >= 2, 5000, '2 events')
+        assert.deepEqual(
+          client.events.map((e) => e.data),
+          feed,
+        )
+        assert.match(feed[0]!, new RegExp(`"reason":"transfer".*"transferId":"${moved.body.transferId}"}$`))
+        assert.doesNotMatch(feed[0]!, /"locationId"/, 'the default location’s row names none')
+        assert.match(feed[1]!, new RegExp(`"locationId":${shopA},"transferId":"${moved.body.transferId}"}$`))
+      } finally {
+        await client.close()
+      }
     })
   })
 }

@@ -46,6 +46,13 @@ const OPERATIONS: { id: string; scope: Scope | null; method: string; path: strin
   { id: 'deleteWebhook', scope: 'admin', method: 'DELETE', path: '/v1/webhooks/424242' },
   { id: 'enableWebhook', scope: 'admin', method: 'POST', path: '/v1/webhooks/424242/enable' },
   { id: 'getCurrentKey', scope: null, method: 'GET', path: '/v1/keys/current' },
+  { id: 'listLocations', scope: 'inventory:read', method: 'GET', path: '/v1/locations' },
+  { id: 'getLocation', scope: 'inventory:read', method: 'GET', path: '/v1/locations/1' },
+  { id: 'listLocationInventory', scope: 'inventory:read', method: 'GET', path: '/v1/locations/1/inventory' },
+  { id: 'getInventoryLocations', scope: 'inventory:read', method: 'GET', path: '/v1/inventory/1/locations' },
+  { id: 'transferInventory', scope: 'inventory:write', method: 'POST', path: '/v1/inventory/1/transfers', body: { quantity: 'lots' } },
+  { id: 'createLocation', scope: 'admin', method: 'POST', path: '/v1/locations', body: { name: '' } },
+  { id: 'updateLocation', scope: 'admin', method: 'PATCH', path: '/v1/locations/424242', body: { active: false } },
 ]
 
 const KEY_FIELDS = ['createdAt', 'id', 'lastUsedAt', 'name', 'scopes']

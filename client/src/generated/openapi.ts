@@ -641,7 +641,7 @@ export interface components {
             note?: string;
             /**
              * Format: int64
-             * @description Set the stock at this location; the default location (1) when absent. An unknown location is 404, an inactive one 400 `location_inactive`.
+             * @description Set the stock at this location; the default location (1) when absent. An unknown location is 404, an inactive one 400 `location_inactive`. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              * @example 4
              */
             locationId?: bigint;
@@ -672,7 +672,7 @@ export interface components {
             note?: string;
             /**
              * Format: int64
-             * @description Add or remove the units at this location (the answer is then that location’s stock); the default location (1) when absent. An unknown location is 404, an inactive one 400 `location_inactive`.
+             * @description Add or remove the units at this location (the answer is then that location’s stock); the default location (1) when absent. An unknown location is 404, an inactive one 400 `location_inactive`. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              * @example 4
              */
             locationId?: bigint;
@@ -701,19 +701,19 @@ export interface components {
             note?: string;
             /**
              * Format: int64
-             * @description The location a set or a delta applies at (its entry in the answer is then that location’s stock); the default location (1) when absent. An unknown location is 404, an inactive one 400 `location_inactive`.
+             * @description The location a set or a delta applies at (its entry in the answer is then that location’s stock); the default location (1) when absent. An unknown location is 404, an inactive one 400 `location_inactive`. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              * @example 4
              */
             locationId?: bigint;
             /**
              * Format: int64
-             * @description A transfer: `quantity` units leave this location for `toLocationId` (no `delta`, `reason` nor `locationId`).
+             * @description A transfer: `quantity` units leave this location for `toLocationId` (no `delta`, `reason` nor `locationId`). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              * @example 4
              */
             fromLocationId?: bigint;
             /**
              * Format: int64
-             * @description A transfer: where the units arrive, another location than `fromLocationId`.
+             * @description A transfer: where the units arrive, another location than `fromLocationId`. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              * @example 4
              */
             toLocationId?: bigint;
@@ -851,7 +851,7 @@ export interface components {
             reservationId?: bigint;
             /**
              * Format: int64
-             * @description The location whose stock changed, when it is not the default one: then `previousQuantity` and `quantity` are that location’s. Absent at the default location, whose stock is the entry’s quantity while it is the only one holding any.
+             * @description The location whose stock changed, when it is not the default one: then `previousQuantity` and `quantity` are that location’s. Absent at the default location, whose stock is the entry’s quantity while it is the only one holding any. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              * @example 4
              */
             locationId?: bigint;
@@ -903,11 +903,23 @@ export interface components {
              * @description When the order last changed status (RFC 3339, UTC).
              */
             updatedAt: string;
-            /** @description Where the units were taken from, in the order taken: absent when all came from the default location. Cancelling, releasing or expiring gives each back there (to the default location when that one was deactivated since). */
+            /**
+             * @description Where the units were taken from, in the order taken: absent when all came from the default location. Cancelling, releasing or expiring gives each back there (to the default location when that one was deactivated since).
+             * @example [
+             *       {
+             *         "locationId": 1,
+             *         "quantity": 1
+             *       },
+             *       {
+             *         "locationId": 4,
+             *         "quantity": 2
+             *       }
+             *     ]
+             */
             allocations?: {
                 /**
                  * Format: int64
-                 * @description A location's id (1 is the default location).
+                 * @description A location's id (1 is the default location). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
                  * @example 4
                  */
                 locationId: bigint;
@@ -932,7 +944,7 @@ export interface components {
             quantity: number;
             /**
              * Format: int64
-             * @description Take the order's units from this location only; without it, the default location when it covers them, else the location with the most stock when that one does, else several (docs/api.md, "Locations"). An unknown location is 404, an inactive one 400 `location_inactive`.
+             * @description Take the order's units from this location only; without it, the default location when it covers them, else the location with the most stock when that one does, else several (docs/api.md, "Locations"). An unknown location is 404, an inactive one 400 `location_inactive`. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              * @example 4
              */
             locationId?: bigint;
@@ -963,11 +975,23 @@ export interface components {
             quantity: number;
             /** @description The order the line became when the hold was confirmed; null before. */
             orderId: bigint | null;
-            /** @description Where the units were taken from, in the order taken: absent when all came from the default location. Cancelling, releasing or expiring gives each back there (to the default location when that one was deactivated since). */
+            /**
+             * @description Where the units were taken from, in the order taken: absent when all came from the default location. Cancelling, releasing or expiring gives each back there (to the default location when that one was deactivated since).
+             * @example [
+             *       {
+             *         "locationId": 1,
+             *         "quantity": 1
+             *       },
+             *       {
+             *         "locationId": 4,
+             *         "quantity": 2
+             *       }
+             *     ]
+             */
             allocations?: {
                 /**
                  * Format: int64
-                 * @description A location's id (1 is the default location).
+                 * @description A location's id (1 is the default location). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
                  * @example 4
                  */
                 locationId: bigint;
@@ -1046,7 +1070,7 @@ export interface components {
                 quantity: number;
                 /**
                  * Format: int64
-                 * @description Take the line's units from this location only; without it, the default location when it covers them, else the location with the most stock when that one does, else several (docs/api.md, "Locations"). An unknown location is 404, an inactive one 400 `location_inactive`.
+                 * @description Take the line's units from this location only; without it, the default location when it covers them, else the location with the most stock when that one does, else several (docs/api.md, "Locations"). An unknown location is 404, an inactive one 400 `location_inactive`. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
                  * @example 4
                  */
                 locationId?: bigint;
@@ -1141,7 +1165,7 @@ export interface components {
             petId: bigint;
             /**
              * Format: int64
-             * @description A location's id (1 is the default location).
+             * @description A location's id (1 is the default location). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              * @example 4
              */
             locationId: bigint;
@@ -1161,13 +1185,13 @@ export interface components {
         Transfer: {
             /**
              * Format: int64
-             * @description Where the units leave. A location's id (1 is the default location).
+             * @description Where the units leave. A location's id (1 is the default location). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              * @example 4
              */
             fromLocationId: bigint;
             /**
              * Format: int64
-             * @description Where they arrive: another location. A location's id (1 is the default location).
+             * @description Where they arrive: another location. A location's id (1 is the default location). An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              * @example 4
              */
             toLocationId: bigint;
@@ -1199,7 +1223,7 @@ export interface components {
             petId: bigint;
             /**
              * Format: int64
-             * @description The destination.
+             * @description The destination. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
              * @example 4
              */
             locationId: bigint;
@@ -1214,7 +1238,7 @@ export interface components {
             from: {
                 /**
                  * Format: int64
-                 * @description The source.
+                 * @description The source. An int64, which may exceed 2^53: read and write it exactly, never as a double (JavaScript's JSON.parse rounds it).
                  * @example 4
                  */
                 locationId: bigint;

@@ -167,7 +167,10 @@ for (const backend of BACKENDS) {
         )
       assert.equal(lines.length, expect.length, result.stdout)
       assert.doesNotMatch(result.stdout + result.stderr, /plain_token/, 'a key in plain text is named, never printed')
-      assert.match(result.stderr, /violations found:\n {2}entry_matches_ledger: 1 \(each location's quantity of a pet is its newest ledger row's there\)/)
+      assert.match(
+        result.stderr,
+        /violations found:\n {2}entry_matches_ledger: 1 \(each location's quantity of a pet is its newest ledger row's there\)/,
+      )
     })
 
     test('When a server is killed with SIGKILL in the middle of PATCHes, orders and cancellations, then check passes after every kill', async () => {

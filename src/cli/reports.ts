@@ -36,14 +36,40 @@ export async function historyCommand(args: string[], io: CliIo): Promise<void> {
     return
   }
   const cell = (value: unknown) => (value === null ? '-' : String(value))
+  // With several locations, the rows' location (FROM and TO are its quantities) and a transfer's or
+  // hold's id; a store with one location sees the table as before.
+  const located = changes.some((c) => c.locationId !== undefined || c.transferId !== undefined)
   io.stdout.write(
     table(
-      ['SEQ', 'AT', 'REASON', 'FROM', 'TO', 'ORDER', 'BATCH', 'KEY', 'REQUEST', 'NOTE'],
+      [
+        'SEQ',
+        'AT',
+        'REASON',
+        ...(located ? ['LOCATION'] : []),
+        'FROM',
+        'TO',
+        'ORDER',
+        'BATCH',
+        ...(located ? ['TRANSFER'] : []),
+        'KEY',
+        'REQUEST',
+        'NOTE',
+      ],
       changes.map((c) => [
-        // A batch by its id's first 8 characters: enough to tell neighbouring batches apart (--json has it whole).
-        ...[c.seq, c.at, c.reason, c.previousQuantity, c.quantity, c.orderId, c.batchId?.slice(0, 8) ?? null, c.keyId, c.requestId].map(
-          cell,
-        ),
+        // A batch (a transfer) by its id's first 8 characters: enough to tell neighbours apart (--json has it whole).
+        ...[
+          c.seq,
+          c.at,
+          c.reason,
+          ...(located ? [c.locationId ?? 1] : []),
+          c.previousQuantity,
+          c.quantity,
+          c.orderId,
+          c.batchId?.slice(0, 8) ?? null,
+          ...(located ? [c.transferId?.slice(0, 8) ?? null] : []),
+          c.keyId,
+          c.requestId,
+        ].map(cell),
         c.note === null ? '-' : escapeCell(c.note),
       ]),
     ),

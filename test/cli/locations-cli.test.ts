@@ -192,6 +192,18 @@ for (const backend of BACKENDS) {
         assert.deepEqual([negative.petId, negative.quantity, negative.from], [NEGATIVE, 4, { locationId: 1, quantity: 0 }])
       })
 
+      test('When a pet’s history holds transfers, then the table shows each row’s location and transfer id; a pet of one location shows it as before', async () => {
+        const rows = rowsOf(await succeeds('history', '1', '--limit', '2'))
+        assert.deepEqual(rows[0], ['SEQ', 'AT', 'REASON', 'LOCATION', 'FROM', 'TO', 'ORDER', 'BATCH', 'TRANSFER', 'KEY', 'REQUEST', 'NOTE'])
+        const [into, outOf] = rows.slice(1)
+        assert.deepEqual([into![2], into![3], into![4], into![5]], ['transfer', '2', '0', '4'])
+        assert.deepEqual([outOf![2], outOf![3], outOf![4], outOf![5]], ['transfer', '1', '10', '6'])
+        assert.equal(into![8], outOf![8], 'both rows name the one transfer')
+        assert.match(into![8]!, /^[0-9a-f]{8}$/)
+        const plain = rowsOf(await succeeds('history', '3', '--limit', '1'))
+        assert.deepEqual(plain[0], ['SEQ', 'AT', 'REASON', 'FROM', 'TO', 'ORDER', 'BATCH', 'KEY', 'REQUEST', 'NOTE'])
+      })
+
       test('When one pet’s stock is asked for, then a table of each location with its name and the total last, or the API’s JSON', async () => {
         assert.deepEqual(rowsOf(await succeeds('stock', '1')), [
           ['LOCATION', 'NAME', 'QUANTITY'],

@@ -11,11 +11,10 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, test } from 'node:test'
 import { prepareBuild } from '../../bench/baseline-build.js'
+import { PREVIOUS_RELEASE } from '../../bench/previous-release.js'
 import { postgresDatabase, postgresUnavailable, type TestDatabase } from '../support/databases.js'
 import { assertInvariants, runCli, runProcess, startServer, type TestServer } from '../support/helpers.js'
 
-/** The previous release: main as stop 55 left it, before issue 50. */
-const PREVIOUS_RELEASE = '44df29e9cfcbffbb84be25c87732d1eea86f84ab'
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url))
 const unavailable = await postgresUnavailable()
 const skip = unavailable !== undefined && !process.env.CI ? unavailable : false

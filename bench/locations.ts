@@ -47,7 +47,7 @@ async function call(target: GuardTarget, method: string, path: string, body: unk
 /**
  * The ten-location store ('service'): nine locations, each pet's SPREAD units moved to each by
  * transfers, a batch of BATCH at a time (two ledger rows each). The one-location store ('baseline'):
- * as many ledger rows, from deltas of +1 and -1 that leave it as it was.
+ * as many ledger rows, from deltas of -1 and +1 that leave it as it was (every pet starts at the bound).
  */
 async function prepare(target: GuardTarget, dataset: Dataset): Promise<void> {
   const started = Date.now()
@@ -63,7 +63,7 @@ async function prepare(target: GuardTarget, dataset: Dataset): Promise<void> {
   } else {
     for (let round = 0; round < (LOCATIONS - 1) * 2; round++)
       for (let i = 0; i < pets.length; i += BATCH) {
-        const changes = pets.slice(i, i + BATCH).map((petId) => ({ petId, delta: round % 2 === 0 ? 1 : -1 }))
+        const changes = pets.slice(i, i + BATCH).map((petId) => ({ petId, delta: round % 2 === 0 ? -1 : 1 }))
         await call(target, 'POST', '/inventory/batch', { changes })
       }
   }

@@ -391,7 +391,8 @@ export function planBatch(batch: StockWrite[], state: BatchState, at: string): B
       return (available >= quantity && allocate(quantity, reachable)) || { available }
     }
     if (entry.quantity < quantity) return { available: entry.quantity }
-    if (elsewhereOf(entry.petId) === 0) return [{ locationId: DEFAULT_LOCATION_ID, quantity }]
+    // The default location first: when it covers the line, no other location's stock is read.
+    if (levelAt(entry, DEFAULT_LOCATION_ID) >= quantity) return [{ locationId: DEFAULT_LOCATION_ID, quantity }]
     return allocate(quantity, stockOf(entry)) ?? { available: entry.quantity }
   }
   const takeRows = (petId: bigint, allocations: Allocation[], row: RowOf) => {

@@ -10,7 +10,7 @@ import {
   type PetStatus,
   type SetReason,
 } from '../domain.js'
-import { AtLocationSchema, LocationIdSchema } from '../locations/location-id.schema.js'
+import { AtLocationSchema, LocationIdSchema } from '../http/location-id.schema.js'
 import { BIG_PET_ID, Int64IdSchema, Int64Schema, PetIdSchema } from '../http/int64.schema.js'
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../paging.js'
 

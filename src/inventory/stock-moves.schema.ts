@@ -4,7 +4,7 @@ import { InvalidInputError } from '../errors.js'
 import { BIG_PET_ID, PetIdSchema } from '../http/int64.schema.js'
 import type { StockChange } from '../stock/writes.js'
 import { ExpectedQuantitySchema, NoteSchema, QuantitySchema, SetReasonSchema } from './inventory.schema.js'
-import { AtLocationSchema, LocationIdSchema } from '../locations/location-id.schema.js'
+import { AtLocationSchema, LocationIdSchema } from '../http/location-id.schema.js'
 import { randomUUID } from 'node:crypto'
 
 const INT32_MIN = -2147483648

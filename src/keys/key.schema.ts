@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import { LOCATION_LIMITS, SCOPES } from '../domain.js'
-import { LOCATION_ID, LocationIdSchema } from '../locations/location-id.schema.js'
+import { LOCATION_ID, LocationIdSchema } from '../http/location-id.schema.js'
 import { Int64IdSchema, Int64Schema } from '../http/int64.schema.js'
 import { KEY_NAME_PATTERN, KEY_PATTERN } from './api-key.js'
 

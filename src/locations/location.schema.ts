@@ -2,7 +2,7 @@ import { Type } from 'typebox'
 import { DEFAULT_LOCATION_ID, LOCATION_LIMITS, MAX_QUANTITY } from '../domain.js'
 import { BIG_PET_ID, Int64IdSchema, Int64Schema, PetIdSchema } from '../http/int64.schema.js'
 import { NoteSchema, QuantitySchema } from '../inventory/inventory.schema.js'
-import { LOCATION_ID, LocationIdSchema } from './location-id.schema.js'
+import { LOCATION_ID, LocationIdSchema } from '../http/location-id.schema.js'
 
 /** Not only spaces (the lookahead), and no control character, NUL or unpaired surrogate anywhere. */
 export const LOCATION_NAME_PATTERN = '^(?!\\s*$)[^\\u0000-\\u001F\\u007F\\uD800-\\uDFFF]+$'

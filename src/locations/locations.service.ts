@@ -1,7 +1,7 @@
 import { LOCATION_LIMITS, type Location, type StockLevel } from '../domain.js'
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors.js'
 import type { InventoryQuery, LocationStore, LocationUpdate } from '../storage/ports.js'
-import { MAX_LOCATION_ID } from './location-id.schema.js'
+import { MAX_LOCATION_ID } from '../http/location-id.schema.js'
 import { LOCATION_NAME_PATTERN } from './location.schema.js'
 
 /** A name as LocationNameSchema takes it (the HTTP schema says the same; the CLI comes here directly). */

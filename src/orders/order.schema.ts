@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { MAX_QUANTITY, ORDER_STATUSES, ORDER_TRANSITIONS, type OrderStatus } from '../domain.js'
 import { BIG_PET_ID, Int64Schema, PetIdSchema } from '../http/int64.schema.js'
-import { AllocationsSchema, TakeFromLocationSchema } from '../locations/location-id.schema.js'
+import { AllocationsSchema, TakeFromLocationSchema } from '../http/location-id.schema.js'
 
 const transitions = ORDER_STATUSES.filter((s) => ORDER_TRANSITIONS[s].length > 0)
   .map((s) => `${s} → ${ORDER_TRANSITIONS[s].join(' or ')}`)

@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { MAX_QUANTITY, RESERVATION_LIMITS, RESERVATION_STATUSES, type ReservationStatus } from '../domain.js'
 import { BIG_PET_ID, Int64Schema, PetIdSchema } from '../http/int64.schema.js'
-import { AllocationsSchema, TakeFromLocationSchema } from '../locations/location-id.schema.js'
+import { AllocationsSchema, TakeFromLocationSchema } from '../http/location-id.schema.js'
 
 const { lines: MAX_LINES, minSeconds, maxSeconds, defaultSeconds, referenceLength } = RESERVATION_LIMITS
 

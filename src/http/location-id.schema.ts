@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import { DEFAULT_LOCATION_ID, MAX_QUANTITY } from '../domain.js'
-import { INT64_NOTE } from '../http/int64.schema.js'
+import { INT64_NOTE } from './int64.schema.js'
 
 // A location's id and a line's allocations, as every resource's schemas name them (inventory, orders,
 // holds, locations): one place, below all of them.

@@ -5,6 +5,7 @@ import { stdoutLog } from '../log-destination.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { Deprecation } from './deprecation.js'
 import { handleClientError, handleError } from './errors.js'
+import { lazySerializers } from './lazy-serializers.js'
 import { withDeprecationOnUnrouted } from './plugins/deprecation.js'
 import { countedClientErrors, countedFrameworkErrors } from './plugins/metrics.js'
 
@@ -58,6 +59,8 @@ export function serverOptions(settings: ServerSettings, { logger, metrics, depre
       maxHeaderSize: settings.maxHeaderBytes,
     },
     return503OnClosing: false,
+    // Response serializers compiled when first used, not all at start (lazy-serializers.ts).
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
     // A long petId must reach the validator (400), not fall out of the router as a 404.
     routerOptions: { maxParamLength: 8192 },
     clientErrorHandler: metrics ? countedClientErrors(metrics) : handleClientError,

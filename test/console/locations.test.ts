@@ -498,7 +498,9 @@ for (const backend of BACKENDS) {
         await page.screenshot({ path: `${ARTIFACTS}${backend.name}-locations-changes-1280.png` })
 
         await page.getByRole('link', { name: 'Stock', exact: true }).click()
-        await page.getByRole('link', { name: '1', exact: true }).click()
+        // The Stock table's own link: until it renders, the Changes page's rows link to pet 1 too.
+        const stock = await settledTable(page, 'Stock')
+        await stock.getByRole('link', { name: '1', exact: true }).click()
         await page.getByRole('heading', { name: 'Pet 1', exact: true }).waitFor()
         assert.deepEqual(
           (await levelsShown(page)).map((row) => row[0]),

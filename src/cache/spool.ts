@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto'
 import { open, unlink, type FileHandle } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { finished, type Readable } from 'node:stream'
+import { finished, Readable } from 'node:stream'
+
+/** What one read of a reader takes from the file (fs.ReadStream's own default). */
+const READ_BYTES = 64 * 1024
 
 /** Bytes that are streamed rather than held: each call of `stream()` reads them all from the start. */
 export interface ByteSource {
@@ -57,12 +60,35 @@ export class Spool implements ByteSource {
     }
   }
 
-  /** A stream of every byte appended so far. */
+  /**
+   * A stream of every byte appended so far, read with positional reads of the shared handle. Not
+   * FileHandle.createReadStream: destroying such a stream (a client that goes away mid-body) closes
+   * the handle itself, autoClose or not, and so every later reader's list; and each one adds a
+   * listener to the handle that outlives it.
+   */
   stream(): Readable {
     if (this.closed) throw new Error('The spool was released')
     this.readers++
-    const stream = this.file.createReadStream({ start: 0, end: Math.max(this.written - 1, 0), autoClose: false })
-    // Ended, failed or destroyed (a client that went away): autoClose is off, so 'close' may never come.
+    const file = this.file
+    const end = this.written
+    let position = 0
+    const stream = new Readable({
+      highWaterMark: READ_BYTES,
+      read() {
+        if (position >= end) return void this.push(null)
+        const buffer = Buffer.allocUnsafe(Math.min(READ_BYTES, end - position))
+        file.read(buffer, 0, buffer.length, position).then(
+          ({ bytesRead }) => {
+            if (bytesRead === 0) return void this.destroy(new Error('The spool file ended early'))
+            position += bytesRead
+            this.push(bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead))
+          },
+          (error: Error) => this.destroy(error),
+        )
+      },
+    })
+    // Ended, failed or destroyed (a client that went away). A read still in flight holds the handle:
+    // FileHandle.close() waits for it.
     finished(stream, () => {
       this.readers--
       this.closeIfDone()

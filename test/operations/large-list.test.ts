@@ -133,6 +133,19 @@ for (const backend of BACKENDS) {
       assert.deepEqual([last.body[0].quantity, last.body[HIGH - 1].quantity], [60, 60])
     })
 
+    test('When clients drop the list halfway and nothing changes, then the list they left is still served whole, to readers at the same time and after', async () => {
+      const before = await list()
+      assert.equal(before.status, 200)
+      const during = list()
+      await Promise.all(Array.from({ length: 12 }, () => abandonList(suite.server, suite.token)))
+      const after = await list()
+      for (const res of [await during, after]) {
+        assert.equal(res.status, 200, res.text.slice(0, 200))
+        assert.equal(res.text, before.text)
+        assert.equal(res.headers.get('etag'), before.headers.get('etag'))
+      }
+    })
+
     test("When clients drop the list halfway and the list changes, then the server holds only the current list's spool file", async () => {
       for (let round = 1; round <= 3; round++) {
         await Promise.all([abandonList(suite.server, suite.token), abandonList(suite.server, suite.token)])

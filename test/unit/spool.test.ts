@@ -47,6 +47,23 @@ describe('Spool: large bytes in an unlinked temporary file', () => {
     await expectOpen(dir, 0)
   })
 
+  test('When readers are destroyed midway (clients gone), then the file stays open: readers at the same time and later ones get every byte', async () => {
+    const spool = await Spool.create(dir)
+    const expected = Buffer.alloc(3 * 1024 * 1024, 5)
+    await spool.append(expected)
+    const whole = readAll(spool.stream())
+    for (let i = 0; i < 20; i++) {
+      const dropped = spool.stream()
+      await new Promise((resolve) => dropped.once('data', resolve))
+      dropped.destroy()
+    }
+    assert.ok((await whole).equals(expected))
+    assert.ok((await readAll(spool.stream())).equals(expected), 'a reader after them')
+    assert.equal(openDeleted(dir).length, 1, 'open until retired')
+    spool.retire()
+    await expectOpen(dir, 0)
+  })
+
   test('When a spool is retired while a reader streams it, then that reader finishes, and the file closes after it', async () => {
     const spool = await Spool.create(dir)
     const expected = Buffer.alloc(3 * 1024 * 1024, 7)

@@ -51,25 +51,35 @@ async function call(target: GuardTarget, method: string, path: string, body: unk
 }
 
 /**
- * The ten-location store ('service'): nine locations, each pet's SPREAD units moved to each by
- * transfers, a batch of BATCH at a time (two ledger rows each). The one-location store ('baseline'):
- * as many ledger rows, from deltas of -1 and +1 that leave it as it was (every pet starts at the bound).
+ * The ten-location store ('service'): nine locations, and each pet's SPREAD units moved to each, by
+ * batches of BATCH adjustments: -SPREAD at the default location, +SPREAD at the other one. The
+ * one-location store ('baseline'): as many adjustments, of -1 and +1 at the default location, that
+ * leave it as it was (every pet starts at the bound). Both ledgers then hold the same rows but for
+ * their location: transfers would have given the first one a reason the second cannot have, and with
+ * it a different index (inventory_changes_reason) for every later row to go into.
  */
 async function prepare(target: GuardTarget, dataset: Dataset): Promise<void> {
   const started = Date.now()
   const pets = dataset.items.map((i) => i.petId)
+  const perBatch = BATCH / 2
   if (target.name === 'service') {
     const ids: number[] = []
     for (let n = 2; n <= LOCATIONS; n++) ids.push(((await call(target, 'POST', '/locations', { name: `Shop ${n}` })) as { id: number }).id)
     for (const to of ids)
-      for (let i = 0; i < pets.length; i += BATCH) {
-        const changes = pets.slice(i, i + BATCH).map((petId) => ({ petId, fromLocationId: 1, toLocationId: to, quantity: SPREAD }))
+      for (let i = 0; i < pets.length; i += perBatch) {
+        const changes = pets.slice(i, i + perBatch).flatMap((petId) => [
+          { petId, delta: -SPREAD },
+          { petId, locationId: to, delta: SPREAD },
+        ])
         await call(target, 'POST', '/inventory/batch', { changes })
       }
   } else {
-    for (let round = 0; round < (LOCATIONS - 1) * 2; round++)
-      for (let i = 0; i < pets.length; i += BATCH) {
-        const changes = pets.slice(i, i + BATCH).map((petId) => ({ petId, delta: round % 2 === 0 ? -1 : 1 }))
+    for (let round = 0; round < LOCATIONS - 1; round++)
+      for (let i = 0; i < pets.length; i += perBatch) {
+        const changes = pets.slice(i, i + perBatch).flatMap((petId) => [
+          { petId, delta: -1 },
+          { petId, delta: 1 },
+        ])
         await call(target, 'POST', '/inventory/batch', { changes })
       }
   }

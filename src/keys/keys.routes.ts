@@ -40,7 +40,7 @@ const routes: FastifyPluginAsyncTypebox<KeysRoutesOptions> = async (app, { keys 
         tags: ['keys'],
         response: {
           200: Type.Array(Type.Ref('ApiKey'), { description: 'The active keys, by id.' }),
-          ...errorResponses(401, 403, 500, 503),
+          ...errorResponses(400, 401, 403, 500, 503),
         },
       },
     },
@@ -86,7 +86,7 @@ const routes: FastifyPluginAsyncTypebox<KeysRoutesOptions> = async (app, { keys 
         summary: 'The key of this request',
         description: 'The key that authenticated this request, with its scopes: any valid key may read itself.',
         tags: ['keys'],
-        response: { 200: Type.Ref('ApiKey', { description: 'This request’s key.' }), ...errorResponses(401, 500, 503) },
+        response: { 200: Type.Ref('ApiKey', { description: 'This request’s key.' }), ...errorResponses(400, 401, 500, 503) },
       },
     },
     async (request) => keyJson(await keys.get(request.apiKeyId)),

@@ -41,7 +41,7 @@ const routes: FastifyPluginAsyncTypebox<LocationsRoutesOptions> = async (app, { 
         tags: ['locations'],
         response: {
           200: Type.Array(Type.Ref('Location'), { description: 'The locations, by id.' }),
-          ...errorResponses(401, 403, 500, 503),
+          ...errorResponses(400, 401, 403, 500, 503),
         },
       },
     },

@@ -85,7 +85,7 @@ const routes: FastifyPluginAsyncTypebox<PetsRoutesOptions> = async (app, { pets,
         tags: ['pets'],
         response: {
           200: Type.Array(Type.Ref('DeprecatedCalls'), { description: 'One row per key that called it, by key id.' }),
-          ...errorResponses(401, 403, 500, 503),
+          ...errorResponses(400, 401, 403, 500, 503),
         },
       },
     },

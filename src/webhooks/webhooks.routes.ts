@@ -40,7 +40,7 @@ const routes: FastifyPluginAsyncTypebox<WebhooksRoutesOptions> = async (app, { w
         tags: ['webhooks'],
         response: {
           200: Type.Array(Type.Ref('Webhook'), { description: 'The subscriptions, by id.' }),
-          ...errorResponses(401, 403, 500, 503),
+          ...errorResponses(400, 401, 403, 500, 503),
         },
       },
     },

@@ -459,6 +459,7 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     503: { phase: 'unavailable', send: (s, token) => s.request('PATCH', '/v1/store/orders/1', { token, body: { status: 'approved' } }) },
   },
   'GET /locations': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/locations?foo=1', { token }) },
     401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/locations') },
     403: lacking('GET', '/v1/locations', notOther),
     429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/locations', { token })) },
@@ -561,6 +562,7 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     503: { phase: 'unavailable', send: (s, token) => transfer(s, token, move(1)) },
   },
   'GET /keys': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/keys?foo=1', { token }) },
     401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/keys') },
     403: lacking('GET', '/v1/keys', notAdmin),
     429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/keys', { token })) },
@@ -589,6 +591,7 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     503: { phase: 'unavailable', send: (s, token) => s.request('POST', '/v1/keys', { token, body: { name: 'down', scopes: ['admin'] } }) },
   },
   'GET /keys/current': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/keys/current?foo=1', { token }) },
     401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/keys/current') },
     429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/keys/current', { token })) },
     500: { phase: 'broken', send: (s, token) => s.request('GET', '/v1/keys/current', { token }) },
@@ -615,6 +618,7 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     503: { phase: 'unavailable', send: (s, token) => s.request('DELETE', '/v1/keys/424242', { token }) },
   },
   'GET /deprecations': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/deprecations?foo=1', { token }) },
     401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/deprecations') },
     403: lacking('GET', '/v1/deprecations', notAdmin),
     429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/deprecations', { token })) },
@@ -622,6 +626,7 @@ const TRIGGERS: Record<string, Record<number, Trigger>> = {
     503: { phase: 'unavailable', send: (s, token) => s.request('GET', '/v1/deprecations', { token }) },
   },
   'GET /webhooks': {
+    400: { phase: 'healthy', send: (s, token) => s.request('GET', '/v1/webhooks?foo=1', { token }) },
     401: { phase: 'healthy', send: (s) => s.request('GET', '/v1/webhooks') },
     403: lacking('GET', '/v1/webhooks', notAdmin),
     429: { phase: 'limited', send: (s, token) => twice(() => s.request('GET', '/v1/webhooks', { token })) },

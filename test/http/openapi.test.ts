@@ -446,7 +446,7 @@ describe('OpenAPI document and docs page (sqlite)', () => {
     assert.equal((await server.request('GET', '/v1/store/orders', { token: suite.token })).text, before.text, 'nothing was placed')
   })
 
-  test('When the responses are read, then each declares X-Request-Id, each 401 and 403 WWW-Authenticate, and each operation 405 with Allow, 408 and 431', () => {
+  test('When the responses are read, then each declares X-Request-Id, each 401 and 403 WWW-Authenticate, and each operation 400 (an undeclared query parameter is refused everywhere), 405 with Allow, 408 and 431', () => {
     assert.equal(doc.components.headers['X-Request-Id'].schema.type, 'string')
     for (const { where, op } of operationsOf(doc)) {
       for (const [status, declared] of Object.entries<any>(op.responses)) {
@@ -454,7 +454,7 @@ describe('OpenAPI document and docs page (sqlite)', () => {
         assert.deepEqual(response.headers['X-Request-Id'], { $ref: '#/components/headers/X-Request-Id' }, `${where} ${status}`)
         if (status === '401' || status === '403') assert.ok(response.headers['WWW-Authenticate'], `${where} ${status}`)
       }
-      for (const status of ['405', '408', '431']) {
+      for (const status of ['400', '405', '408', '431']) {
         const response = resolve(doc, op.responses[status])
         assert.equal(response?.content['application/json'].schema.$ref, ERROR_REF, `${where} ${status}`)
       }

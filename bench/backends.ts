@@ -29,6 +29,9 @@ function wrap(db: { url: string; drop(): Promise<void> }): BenchDatabase {
   return tracked
 }
 
+/** The DATABASE_URLs of the databases made and not yet disposed. */
+export const openDatabaseUrls = (): string[] => [...open].map((db) => db.url)
+
 /**
  * Drops the databases still open (gigabytes at 10,000,000 ledger rows): run.ts calls it on its
  * watchdog, SIGINT and SIGTERM, after killing the servers. Gives up after 30 s rather than hang the exit.

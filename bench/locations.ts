@@ -3,8 +3,9 @@
 // store with ten, every pet's stock spread over all ten (900,000 levels). Each round's ratio is the
 // ten-location store's CPU per request ÷ the one-location store's, read from the scheduler's count as
 // the guard reads it; the goal is that the ratio stays within the noise of 1 (the list, served from
-// the cache, is the sums). Both stores are given the same number of ledger rows, so that the size of
-// the ledger's indexes is not what the figures show. Not part of CI (about 10 minutes).
+// the cache, is the sums). Both stores are given the same ledger rows but for their location, so that
+// the ledger's indexes are not what the figures show. Not part of CI (about 17 minutes; the method and
+// the figures: bench/README.md, "Locations").
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
